@@ -1,3 +1,13 @@
-"""Reaver re-imagined in JAX: A2C and PPO for StarCraft II and gymnasium, authored in notebooks, Colab first."""
-
 __version__ = "0.1.0"
+
+def train(*args, **kwargs):
+    "Train an agent (see `reaver_nb.training.run.train`)."
+    from reaver_nb.training.run import train as _train
+    return _train(*args, **kwargs)
+
+def test(*args, **kwargs):
+    "Evaluate a run (see `reaver_nb.training.run.test`)."
+    from reaver_nb.training.run import test as _test
+    return _test(*args, **kwargs)
+
+test.__test__ = False  # not a pytest test

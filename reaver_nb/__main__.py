@@ -1,0 +1,3 @@
+from reaver_nb.cli import main
+
+raise SystemExit(main())
