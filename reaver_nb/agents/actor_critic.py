@@ -83,6 +83,8 @@ def make_optimizer(hp: A2C, total_updates: int | None, n_minibatches: int) -> op
     chain = [optax.clip_by_global_norm(hp.max_grad_norm)] if hp.max_grad_norm > 0 else []
     return optax.chain(*chain, optax.adam(lr, eps=hp.adam_eps))
 
+def _global_norm(tree): return jnp.sqrt(sum(jnp.sum(jnp.square(x)) for x in jax.tree.leaves(tree)))
+
 class ActorCriticAgent:
     "A2C or PPO for the given Specs: `init`, `act`, `greedy`, `value` and `update` are jitted pure functions."
     def __init__(self, obs_spec: Spec, act_spec: Spec, hp: A2C, n_envs: int, total_updates: int | None = None,
@@ -187,7 +189,7 @@ class ActorCriticAgent:
             (loss, aux), grads = grad_fn(params, mb)
             updates, opt_state = self.tx.update(grads, opt_state, params)
             return (optax.apply_updates(params, updates), opt_state), dict(aux, loss=loss,
-                                                                           grad_norm=optax.global_norm(grads))
+                                                                           grad_norm=_global_norm(grads))
         def epoch(carry, key):
             if self.n_minibatches > 1:
                 perm = jax.random.permutation(key, self.batch_size)

@@ -66,16 +66,17 @@ class GymEnv(Env):
                  atari_screen_size: int = 84, atari_noop_max: int = 30, atari_terminal_on_life_loss: bool = False,
                  make_kwargs: dict | None = None):
         self.env_id, kw = check_env_id(env_id), dict(make_kwargs or {})
+        if render_mode is not None: kw['render_mode'] = render_mode
         self.family = env_family(env_id)
         if self.family == 'atari':
-            env = gym.make(env_id, frameskip=1, render_mode=render_mode, **kw)
+            env = gym.make(env_id, frameskip=1, **kw)
             env = gym.wrappers.AtariPreprocessing(env, noop_max=atari_noop_max, frame_skip=4,
                                                   screen_size=atari_screen_size,
                                                   terminal_on_life_loss=atari_terminal_on_life_loss)
             env = gym.wrappers.FrameStackObservation(env, atari_frame_stack)
             self._channels_last = True
         else:
-            env = gym.make(env_id, render_mode=render_mode, **kw)
+            env = gym.make(env_id, **kw)
             self._channels_last = False
         self.env = env
         obs_space = env.observation_space

@@ -107,7 +107,10 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     check_env_id(cfg.env)
     if cfg.agent not in AGENTS: raise ValueError(f"Unknown agent {cfg.agent!r}: choose one of {sorted(AGENTS)}.")
     hp = AGENTS[cfg.agent]()
-    total_updates = math.ceil(cfg.total_steps / (hp.traj_len * cfg.n_envs))
+    batch = hp.traj_len * cfg.n_envs
+    if cfg.total_steps < batch:
+        raise ValueError(f"--steps {cfg.total_steps} is less than one update of traj_len x n_envs = {batch} steps.")
+    total_updates = cfg.total_steps // batch
     init_payload = None
     if initialize_from:
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
@@ -142,7 +145,7 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
     key, row, metrics = state.key, None, {}
     batch = agent.batch_size
     try:
-        while frames < cfg.total_steps:
+        while frames + batch <= cfg.total_steps:
             ro, obs, key, n_ep = collector.collect(state.params, obs, key, logger.add_episodes)
             new_state, metrics = agent.update(state, ro)
             if not np.isfinite(float(metrics['loss'])):
@@ -154,7 +157,7 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
             state = new_state
             frames += batch; episodes += n_ep
             up = int(state.update)
-            if up % cfg.log_every == 0 or frames >= cfg.total_steps:
+            if up % cfg.log_every == 0 or frames + batch > cfg.total_steps:
                 row = logger.log(frames, episodes, up, metrics)
                 for cb in callbacks: cb(row)
             if up % cfg.checkpoint_every == 0: save(state)

@@ -1,0 +1,102 @@
+"Bad input gets a clear error and loses nothing."
+import json, os, signal, subprocess, sys, time
+from pathlib import Path
+import gymnasium as gym
+import numpy as np
+import jax
+import pytest
+import reaver_nb
+from reaver_nb.training.config import ConfigError
+from reaver_nb.training.checkpoint import latest_checkpoint, list_checkpoints, load_checkpoint
+from conftest import reaver
+
+TINY = ['RunSettings.log_every = 1', 'PPO.minibatch_size = 32']
+
+
+def test_unknown_env_names_close_matches(results):
+    r = reaver('train', '--env', 'CartPol-v1', '--results-dir', results)
+    assert r.returncode == 2
+    assert 'Unknown environment id' in r.stderr and 'CartPole-v1' in r.stderr
+    assert 'Traceback' not in r.stderr
+    assert not results.exists()
+
+
+def test_bad_gin_binding_names_file_and_binding(results, tmp_path):
+    bad = tmp_path / 'my_settings.gin'
+    bad.write_text('PPO.n_epochs = 4\nPPO.learning_rat = 1e-3\n')
+    with pytest.raises(ConfigError) as e:
+        reaver_nb.train('CartPole-v1', steps=256, run_id='x', results_dir=results, gin_files=[bad])
+    assert 'my_settings.gin' in str(e.value) and 'learning_rat' in str(e.value) and 'line 2' in str(e.value)
+    with pytest.raises(ConfigError, match="Bad gin binding 'PPO.n_epoch = 4'"):
+        reaver_nb.train('CartPole-v1', steps=256, run_id='x', results_dir=results, gin_params=['PPO.n_epoch = 4'])
+    assert not (results / 'x').exists()
+    r = reaver('train', '--gin-file', bad, '--results-dir', results)
+    assert r.returncode == 2 and 'my_settings.gin' in r.stderr
+
+
+def test_existing_run_refused_nothing_overwritten(results):
+    reaver_nb.train('CartPole-v1', n_envs=4, steps=1024, run_id='keep', results_dir=results, gin_params=TINY,
+                    verbose=False)
+    run = results / 'keep'
+    before = {p: p.read_bytes() for p in run.rglob('*') if p.is_file()}
+    with pytest.raises(FileExistsError, match='--resume'):
+        reaver_nb.train('CartPole-v1', n_envs=4, steps=1024, run_id='keep', results_dir=results, gin_params=TINY)
+    r = reaver('train', '--run-id', 'keep', '--results-dir', results, '--steps', 1024)
+    assert r.returncode == 2 and 'already exists' in r.stderr
+    after = {p: p.read_bytes() for p in run.rglob('*') if p.is_file()}
+    assert before == after
+    # --force starts over, --resume continues
+    out = reaver_nb.train('CartPole-v1', n_envs=4, steps=1024, run_id='keep', results_dir=results, gin_params=TINY,
+                          force=True, verbose=False)
+    assert out['frames'] == 1024
+    with pytest.raises(FileNotFoundError, match='no run'):
+        reaver_nb.train(run_id='nothing-here', resume=True, results_dir=results)
+
+
+class NaNAfter(gym.Env):
+    "CartPole-like env whose reward turns NaN after `after` steps in total."
+    observation_space = gym.spaces.Box(-1, 1, (4,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    steps = 0
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(4, np.float32), {}
+    def step(self, a):
+        NaNAfter.steps += 1
+        r = float('nan') if NaNAfter.steps > 600 else 1.0
+        return self.np_random.uniform(-1, 1, 4).astype(np.float32), r, False, False, {}
+
+gym.register('NaNAfter-v0', entry_point=NaNAfter, max_episode_steps=50)
+
+
+def test_nan_loss_stops_and_keeps_last_good_checkpoint(results):
+    NaNAfter.steps = 0
+    with pytest.raises(FloatingPointError, match='Loss became nan') as e:
+        reaver_nb.train('NaNAfter-v0', n_envs=4, steps=100_000, run_id='nan', results_dir=results, verbose=False,
+                        gin_params=TINY + ['RunSettings.checkpoint_every = 5'])
+    assert '--resume' in str(e.value)
+    ckpts = list_checkpoints(results / 'nan' / 'checkpoints')
+    assert ckpts
+    agent_state = load_checkpoint(ckpts[-1], None)   # raw state dict
+    leaves = jax.tree.leaves(agent_state['state']['params'])
+    assert leaves and all(np.isfinite(np.asarray(x)).all() for x in leaves)
+    assert int(agent_state['frames']) <= 600
+
+
+def test_ctrl_c_saves_a_checkpoint(results):
+    p = subprocess.Popen([sys.executable, '-m', 'reaver_nb', 'train', '--env', 'CartPole-v1', '--steps', '100000000',
+                          '--run-id', 'sigint', '--results-dir', str(results), '--gin-param', 'RunSettings.log_every = 10'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = results / 'sigint' / 'train.log'
+    deadline = time.time() + 120
+    while time.time() < deadline and not (log.exists() and log.read_text().count('\n') >= 2): time.sleep(0.2)
+    assert not list_checkpoints(results / 'sigint' / 'checkpoints')   # none yet: the interval is 1000 updates
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (out, err)
+    assert 'checkpoint saved' in out and '--resume' in out
+    ckpt = latest_checkpoint(results / 'sigint' / 'checkpoints')
+    assert ckpt is not None and int(load_checkpoint(ckpt, None)['frames']) > 0
+    r = subprocess.run([sys.executable, '-m', 'reaver_nb', 'train', '--run-id', 'sigint', '--resume', '--steps', '40960',
+                        '--results-dir', str(results), '--quiet'], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
