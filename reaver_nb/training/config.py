@@ -14,24 +14,26 @@ from ..models.nets import make_model
 from ..agents.actor_critic import A2C, PPO
 
 # %% auto #0
-__all__ = ['CONFIG_DIR', 'RunSettings', 'config_files', 'ConfigError', 'parse_config', 'flag_bindings']
+__all__ = ['CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RunSettings', 'config_files', 'ConfigError', 'parse_config',
+           'flag_bindings']
 
 # %% ../../nbs/09_config.ipynb #c004
 CONFIG_DIR = Path(str(resources.files('reaver_nb'))) / 'configs'
+DEFAULT_ENV, DEFAULT_AGENT = 'CartPole-v1', 'ppo'
 
 @gin.configurable
 @dataclass(frozen=True)
 class RunSettings:
     "What to train and for how long; the CLI flags bind these."
-    env: str = 'CartPole-v1'
-    agent: str = 'ppo'
+    env: str = DEFAULT_ENV
+    agent: str = DEFAULT_AGENT
     n_envs: int = 16
     total_steps: int = 1_000_000
     seed: int = 0
     log_every: int = 100           # updates between log rows
     checkpoint_every: int = 1000   # updates between checkpoints (one is also written at the end and on Ctrl-C)
+    checkpoint_minutes: float = 10.  # ...and at least this often in wall-clock time
     keep_checkpoints: int = 3
-    eval_episodes: int = 100
 
 def config_files(env_id: str) -> list[Path]:
     "The shipped configs for `env_id`: its family's, then an env-specific one if the package has it."

@@ -5,7 +5,7 @@ stopping cleanly on Ctrl-C or a NaN loss."""
 
 # %% ../../nbs/10_train.ipynb #c002
 from __future__ import annotations
-import contextlib, json, math, shutil, time
+import contextlib, json, shutil, sys, time
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
@@ -15,7 +15,8 @@ from ..envs.gym import GymEnv, check_env_id, make_gym_vector_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger
 from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
-from .config import RunSettings, config_files, parse_config, flag_bindings, ConfigError
+from .config import (RunSettings, DEFAULT_ENV, DEFAULT_AGENT, config_files, parse_config,
+                                      flag_bindings, ConfigError)
 
 # %% auto #0
 __all__ = ['Collector', 'check_run_dir', 'on_device', 'train', 'test', 'record_video']
@@ -95,12 +96,11 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
            gin_params, verbose, callbacks):
     if run_id is None:
         if resume: raise ValueError("--resume needs the --run-id of the run to continue.")
-        run_id = f"{(env or RunSettings.__dataclass_fields__['env'].default).replace('/', '_')}_" \
-                 f"{agent_name or 'ppo'}_{time.strftime('%Y%m%d-%H%M%S')}"
+        run_id = f"{(env or DEFAULT_ENV).replace('/', '_')}_{agent_name or DEFAULT_AGENT}_{time.strftime('%Y%m%d-%H%M%S')}"
     run_dir = results_dir / run_id
     check_run_dir(run_dir, resume, force)
     if resume: base = [run_dir / 'config.gin']
-    else: base = config_files(check_env_id(env or RunSettings.__dataclass_fields__['env'].default))
+    else: base = config_files(check_env_id(env or DEFAULT_ENV))
     parse_config(base + gin_files, gin_params + flag_bindings(env=env, agent=agent_name, n_envs=n_envs,
                                                               total_steps=steps, seed=seed))
     cfg = RunSettings()
@@ -137,9 +137,13 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
 
 def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
-    logger = Logger(run_dir, stream=None if not verbose else __import__('sys').stdout, start_time=float(payload['time']))
+    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=float(payload['time']))
     ckpt_dir, keep = run_dir / 'checkpoints', cfg.keep_checkpoints
-    save = lambda st: save_checkpoint(ckpt_dir, frames, _payload(st, frames, episodes, logger.elapsed), keep)
+    last_save = time.time()
+    def save(st):
+        nonlocal last_save
+        last_save = time.time()
+        return save_checkpoint(ckpt_dir, frames, _payload(st, frames, episodes, logger.elapsed), keep)
     collector = Collector(venv, agent)
     obs = venv.reset(seed=cfg.seed * 1000 + int(state.update) * 7919)
     key, row, metrics = state.key, None, {}
@@ -160,7 +164,7 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
             if up % cfg.log_every == 0 or frames + batch > cfg.total_steps:
                 row = logger.log(frames, episodes, up, metrics)
                 for cb in callbacks: cb(row)
-            if up % cfg.checkpoint_every == 0: save(state)
+            if up % cfg.checkpoint_every == 0 or time.time() - last_save > 60 * cfg.checkpoint_minutes: save(state)
         save(state)
     except KeyboardInterrupt:
         path = save(state)
