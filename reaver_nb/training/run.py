@@ -111,7 +111,6 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if cfg.total_steps < batch:
         raise ValueError(f"--steps {cfg.total_steps} is less than one update of traj_len x n_envs = {batch} steps.")
     total_updates = cfg.total_steps // batch
-    init_payload = None
     if initialize_from:
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
@@ -146,11 +145,12 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
         return save_checkpoint(ckpt_dir, frames, _payload(st, frames, episodes, logger.elapsed), keep)
     collector = Collector(venv, agent)
     obs = venv.reset(seed=cfg.seed * 1000 + int(state.update) * 7919)
-    key, row, metrics = state.key, None, {}
-    batch = agent.batch_size
+    row, batch = None, agent.batch_size
     try:
         while frames + batch <= cfg.total_steps:
-            ro, obs, key, n_ep = collector.collect(state.params, obs, key, logger.add_episodes)
+            # every random draw derives from state.key (which `update` advances), so a checkpoint restores the RNG
+            act_key = jax.random.fold_in(state.key, 1)
+            ro, obs, _, n_ep = collector.collect(state.params, obs, act_key, logger.add_episodes)
             new_state, metrics = agent.update(state, ro)
             if not np.isfinite(float(metrics['loss'])):
                 path = save(state)
