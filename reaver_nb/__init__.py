@@ -1,3 +1,10 @@
+"""Reaver re-imagined in JAX: A2C and PPO for StarCraft II and gymnasium, authored in notebooks, Colab first.
+
+Modules:
+
+- `reaver_nb.envs.shm`: `ShmVectorEnv`: env workers write observations straight into shared memory; nothing is pickled per step.
+- `reaver_nb.envs.shm_worker`: Worker process of `ShmVectorEnv`: steps a slice of envs and writes results straight into shared memory."""
+
 __version__ = "0.1.0"
 
 def train(*args, **kwargs):

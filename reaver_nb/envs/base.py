@@ -48,9 +48,15 @@ class VecStep(NamedTuple):
     final_obs: tuple
     episode_return: np.ndarray
     episode_length: np.ndarray
+    crashed: np.ndarray | None = None
 
     @property
     def done(self): return self.terminated | self.truncated
+
+    @property
+    def finished(self):
+        "Rows where a real episode finished (done, and not cut short by a worker failure)."
+        return self.done if self.crashed is None else self.done & ~self.crashed
 
 # %% ../../nbs/01_envs.ipynb #c009
 class VectorEnv:

@@ -5,15 +5,16 @@ own preprocessing wrappers, MuJoCo."""
 
 # %% ../../nbs/02_envs_gym.ipynb #c002
 from __future__ import annotations
-import difflib
+import difflib, functools
+from dataclasses import dataclass, asdict
 import numpy as np
 import gin
 import gymnasium as gym
 from ..spec import Space, Spec
-from .base import Env, InProcessVectorEnv
+from .base import Env, VectorEnv, InProcessVectorEnv
 
 # %% auto #0
-__all__ = ['spaces_from_gym', 'check_env_id', 'env_family', 'GymEnv', 'make_gym_vector_env']
+__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'make_gym_vector_env']
 
 # %% ../../nbs/02_envs_gym.ipynb #c005
 def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
@@ -59,21 +60,30 @@ def env_family(env_id: str) -> str:
     return 'gym'
 
 # %% ../../nbs/02_envs_gym.ipynb #c011
-@gin.configurable(denylist=['env_id', 'render_mode'])
+@dataclass(frozen=True)
+class GymOptions:
+    "How a gymnasium env is built; gin binds them as `GymSettings.atari_frame_stack = 4`, ..."
+    atari_frame_stack: int = 4
+    atari_screen_size: int = 84
+    atari_noop_max: int = 30
+    atari_terminal_on_life_loss: bool = False
+    make_kwargs: dict | None = None     # extra keyword arguments of gymnasium.make
+
+GymSettings = gin.external_configurable(GymOptions, 'GymSettings')
+
 class GymEnv(Env):
-    "One gymnasium env behind the `Env` interface."
-    def __init__(self, env_id: str, render_mode: str | None = None, atari_frame_stack: int = 4,
-                 atari_screen_size: int = 84, atari_noop_max: int = 30, atari_terminal_on_life_loss: bool = False,
-                 make_kwargs: dict | None = None):
-        self.env_id, kw = check_env_id(env_id), dict(make_kwargs or {})
+    "One gymnasium env behind the `Env` interface; keyword options as in `GymOptions`."
+    def __init__(self, env_id: str, render_mode: str | None = None, **options):
+        o = GymOptions(**options)
+        self.env_id, kw = check_env_id(env_id), dict(o.make_kwargs or {})
         if render_mode is not None: kw['render_mode'] = render_mode
         self.family = env_family(env_id)
         if self.family == 'atari':
             env = gym.make(env_id, frameskip=1, **kw)
-            env = gym.wrappers.AtariPreprocessing(env, noop_max=atari_noop_max, frame_skip=4,
-                                                  screen_size=atari_screen_size,
-                                                  terminal_on_life_loss=atari_terminal_on_life_loss)
-            env = gym.wrappers.FrameStackObservation(env, atari_frame_stack)
+            env = gym.wrappers.AtariPreprocessing(env, noop_max=o.atari_noop_max, frame_skip=4,
+                                                  screen_size=o.atari_screen_size,
+                                                  terminal_on_life_loss=o.atari_terminal_on_life_loss)
+            env = gym.wrappers.FrameStackObservation(env, o.atari_frame_stack)
             self._channels_last = True
         else:
             env = gym.make(env_id, **kw)
@@ -109,7 +119,13 @@ class GymEnv(Env):
     def close(self): self.env.close()
 
 # %% ../../nbs/02_envs_gym.ipynb #c016
-def make_gym_vector_env(env_id: str, n_envs: int, render_mode: str | None = None) -> InProcessVectorEnv:
-    "`n_envs` `GymEnv`s in an in-process vector env."
+def make_gym_vector_env(env_id: str, n_envs: int, render_mode: str | None = None, vector_env: str = 'shm',
+                        n_workers: int | None = None, max_restarts: int = 10) -> VectorEnv:
+    "`n_envs` `GymEnv`s in a vector env of kind `vector_env` ('shm' or 'inprocess')."
     check_env_id(env_id)
-    return InProcessVectorEnv([lambda: GymEnv(env_id, render_mode=render_mode)] * n_envs)
+    fn = functools.partial(GymEnv, env_id, render_mode, **asdict(GymSettings()))
+    if vector_env == 'inprocess': return InProcessVectorEnv([fn] * n_envs)
+    if vector_env == 'shm':
+        from reaver_nb.envs.shm import ShmVectorEnv
+        return ShmVectorEnv([fn] * n_envs, n_workers=n_workers, max_restarts=max_restarts, name=env_id)
+    raise ValueError(f"Unknown vector_env {vector_env!r}: use 'shm' (worker processes) or 'inprocess'.")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 import gin
-from ..envs.gym import env_family, GymEnv
+from ..envs.gym import env_family, GymSettings
 from ..models.nets import make_model
 from ..agents.actor_critic import A2C, PPO
 
@@ -30,6 +30,9 @@ class RunSettings:
     n_envs: int = 16
     total_steps: int = 1_000_000
     seed: int = 0
+    vector_env: str = 'shm'        # 'shm': env worker processes writing to shared memory; 'inprocess': no processes
+    n_workers: int = 0             # env worker processes (0: one per CPU core, at most n_envs)
+    max_restarts: int = 10         # env worker restarts allowed over the run's lifetime
     log_every: int = 100           # updates between log rows
     checkpoint_every: int = 1000   # updates between checkpoints (one is also written at the end and on Ctrl-C)
     checkpoint_minutes: float = 10.  # ...and at least this often in wall-clock time

@@ -6,12 +6,13 @@ stopping cleanly on Ctrl-C or a NaN loss."""
 # %% ../../nbs/10_train.ipynb #c002
 from __future__ import annotations
 import contextlib, json, shutil, sys, time
+from dataclasses import asdict
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import gin
 from ..envs.base import VectorEnv
-from ..envs.gym import GymEnv, check_env_id, make_gym_vector_env
+from ..envs.gym import GymEnv, GymSettings, check_env_id, make_gym_vector_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger
 from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
@@ -47,10 +48,10 @@ class Collector:
             if s.truncated.any():
                 self.trunc_values[t] = np.where(s.truncated, np.asarray(self.agent.value(params, s.final_obs)), 0.)
             else: self.trunc_values[t] = 0.
-            done = s.terminated | s.truncated
-            if done.any():
-                episodes += int(done.sum())
-                if on_episodes: on_episodes(s.episode_return[done], s.episode_length[done])
+            fin = s.finished
+            if fin.any():
+                episodes += int(fin.sum())
+                if on_episodes: on_episodes(s.episode_return[fin], s.episode_length[fin])
             obs = s.obs
         self.values[self.T] = np.asarray(self.agent.value(params, obs))
         ro = Rollout(self.obs, self.actions, self.logp, self.values, self.rewards, self.terminated, self.truncated,
@@ -115,7 +116,8 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
-    venv = make_gym_vector_env(cfg.env, cfg.n_envs)
+    venv = make_gym_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
+                               max_restarts=cfg.max_restarts)
     try:
         agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, hp, cfg.n_envs, total_updates)
         state = agent.init(jax.random.PRNGKey(cfg.seed))
@@ -189,7 +191,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
         parse_config([run_dir / 'config.gin'])
         cfg = RunSettings()
         n = min(n_envs or cfg.n_envs, episodes)
-        venv = make_gym_vector_env(cfg.env, n)
+        venv = make_gym_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
         try:
             agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
             payload = load_checkpoint(ckpt, _payload(agent.init(jax.random.PRNGKey(0))))
@@ -201,7 +203,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
                 if greedy: a = jax.device_get(agent.greedy(params, obs))
                 else: a, _, _, key = agent.act(params, obs, key); a = jax.device_get(a)
                 s = venv.step(a)
-                for i in np.flatnonzero(s.terminated | s.truncated):
+                for i in np.flatnonzero(s.finished):
                     if len(returns[i]) < quota[i]:
                         returns[i].append(float(s.episode_return[i])); lengths[i].append(int(s.episode_length[i]))
                 obs = s.obs
@@ -222,7 +224,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
 def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frames=400, every=2) -> Path:
     "Play one episode with rendering and save every `every`-th frame (up to `max_frames`) as a GIF."
     import imageio.v3 as iio
-    env = GymEnv(env_id, render_mode='rgb_array')
+    env = GymEnv(env_id, render_mode='rgb_array', **asdict(GymSettings()))
     try:
         obs, key, frames = env.reset(seed=seed), jax.random.PRNGKey(seed), []
         batch = lambda o: tuple(x[None] for x in o)
