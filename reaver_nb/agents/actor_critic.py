@@ -100,12 +100,14 @@ class ActorCriticAgent:
         self.policy = Policy(act_spec)
         self.tx = make_optimizer(hp, total_updates, self.n_minibatches)
         self.traces = Counter()
+        self.init = jax.jit(self._init)     # one compilation instead of one per initializer
         self.act = jax.jit(self._act)
         self.greedy = jax.jit(self._greedy)
         self.value = jax.jit(self._value)
         self.update = jax.jit(self._update)
 
-    def init(self, key) -> TrainState:
+    def _init(self, key) -> TrainState:
+        self.traces['init'] += 1
         key, sub = jax.random.split(key)
         params = self.model.init(sub, self.obs_spec.zeros((1,)))
         n = self.n_envs

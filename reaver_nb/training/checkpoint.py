@@ -22,11 +22,16 @@ def _fsync_dir(d: Path):
         finally: os.close(fd)
     except OSError: pass
 
+def _umask():
+    mask = os.umask(0); os.umask(mask)
+    return mask
+
 def atomic_write(path: str | Path, data: bytes):
     "Write `data` to `path` so that readers see either the old file or the whole new one."
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
+    os.fchmod(fd, 0o666 & ~_umask())         # mkstemp makes 0600 files; give the usual permissions
     try:
         with os.fdopen(fd, 'wb') as f:
             f.write(data); f.flush(); os.fsync(f.fileno())

@@ -88,7 +88,7 @@ def train(env: str | None = None, agent: str | None = None, n_envs: int | None =
           seed: int | None = None, run_id: str | None = None, resume: bool = False, force: bool = False,
           initialize_from: str | None = None, results_dir: str | Path = 'results', gin_files=(), gin_params=(),
           device: str | None = None, verbose: bool = True, callbacks=()) -> dict:
-    "Train an agent; returns a summary with the run directory, counters and the last logged row."
+    "Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last row."
     with on_device(device):
         return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from, Path(results_dir),
                       list(gin_files), list(gin_params), verbose, list(callbacks))
