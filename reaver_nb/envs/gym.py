@@ -73,7 +73,9 @@ GymSettings = gin.external_configurable(GymOptions, 'GymSettings')
 
 class GymEnv(Env):
     "One gymnasium env behind the `Env` interface; keyword options as in `GymOptions`."
-    def __init__(self, env_id: str, render_mode: str | None = None, **options):
+    def __init__(self, env_id: str, render_mode: str | None = None, env_spec=None, **options):
+        # `env_spec`: the registration, for worker processes where the user's own `gym.register` never ran
+        if env_spec is not None and env_id not in gym.registry: gym.registry[env_id] = env_spec
         o = GymOptions(**options)
         self.env_id, kw = check_env_id(env_id), dict(o.make_kwargs or {})
         if render_mode is not None: kw['render_mode'] = render_mode
@@ -123,7 +125,7 @@ def make_gym_vector_env(env_id: str, n_envs: int, render_mode: str | None = None
                         n_workers: int | None = None, max_restarts: int = 10) -> VectorEnv:
     "`n_envs` `GymEnv`s in a vector env of kind `vector_env` ('shm' or 'inprocess')."
     check_env_id(env_id)
-    fn = functools.partial(GymEnv, env_id, render_mode, **asdict(GymSettings()))
+    fn = functools.partial(GymEnv, env_id, render_mode, gym.registry[env_id], **asdict(GymSettings()))
     if vector_env == 'inprocess': return InProcessVectorEnv([fn] * n_envs)
     if vector_env == 'shm':
         from reaver_nb.envs.shm import ShmVectorEnv
