@@ -21,8 +21,8 @@ from .returns import next_values, gae, nstep_returns
 # %% auto #0
 __all__ = ['AGENTS', 'A2C', 'PPO', 'Rollout', 'TrainState', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
 
-# %% ../../nbs/06_agents.ipynb #c005
-@gin.configurable
+# %% ../../nbs/06_agents.ipynb #c007
+@gin.configurable(module='reaver_nb.agents.actor_critic')
 @dataclass(frozen=True)
 class A2C:
     "Advantage actor-critic (Mnih et al. 2016), synchronous."
@@ -41,7 +41,7 @@ class A2C:
     n_epochs: int = 1
     minibatch_size: int = 0         # 0: the whole batch
 
-@gin.configurable
+@gin.configurable(module='reaver_nb.agents.actor_critic')
 @dataclass(frozen=True)
 class PPO(A2C):
     "Proximal policy optimisation (Schulman et al. 2017) with the clipped surrogate and a clipped value loss."
@@ -52,7 +52,7 @@ class PPO(A2C):
 
 AGENTS = {'a2c': A2C, 'ppo': PPO}
 
-# %% ../../nbs/06_agents.ipynb #c007
+# %% ../../nbs/06_agents.ipynb #c009
 class Rollout(NamedTuple):
     obs: tuple            # [T, N, ...] per observation space
     actions: tuple        # [T, N, ...] per action space
@@ -71,7 +71,7 @@ class TrainState(struct.PyTreeNode):
     ret_acc: Any          # [N] running discounted return per env (return normalisation)
     ret_stats: Any        # (count, mean, M2) of those returns
 
-# %% ../../nbs/06_agents.ipynb #c009
+# %% ../../nbs/06_agents.ipynb #c011
 def make_optimizer(hp: A2C, total_updates: int | None, n_minibatches: int) -> optax.GradientTransformation:
     "Global-norm clipping, then Adam with the configured learning-rate schedule."
     lr = hp.learning_rate

@@ -16,7 +16,7 @@ from .base import Env, VectorEnv, InProcessVectorEnv
 # %% auto #0
 __all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'make_gym_vector_env']
 
-# %% ../../nbs/02_envs_gym.ipynb #c005
+# %% ../../nbs/02_envs_gym.ipynb #c007
 def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
     "The `Space`s that describe gymnasium `space`."
     if isinstance(space, gym.spaces.Discrete):
@@ -34,7 +34,7 @@ def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
     raise TypeError(f"gymnasium space {space} ({type(space).__name__}) is not supported yet: use an env with "
                     "Box, Discrete or MultiDiscrete spaces, or flatten it with gymnasium.wrappers.FlattenObservation.")
 
-# %% ../../nbs/02_envs_gym.ipynb #c008
+# %% ../../nbs/02_envs_gym.ipynb #c010
 def _register_optional():
     try:
         import ale_py
@@ -59,7 +59,7 @@ def env_family(env_id: str) -> str:
     if 'mujoco' in ep: return 'mujoco'
     return 'gym'
 
-# %% ../../nbs/02_envs_gym.ipynb #c011
+# %% ../../nbs/02_envs_gym.ipynb #c013
 @dataclass(frozen=True)
 class GymOptions:
     "How a gymnasium env is built; gin binds them as `GymSettings.atari_frame_stack = 4`, ..."
@@ -69,7 +69,7 @@ class GymOptions:
     atari_terminal_on_life_loss: bool = False
     make_kwargs: dict | None = None     # extra keyword arguments of gymnasium.make
 
-GymSettings = gin.external_configurable(GymOptions, 'GymSettings')
+GymSettings = gin.external_configurable(GymOptions, 'GymSettings', module='reaver_nb.envs.gym')
 
 class GymEnv(Env):
     "One gymnasium env behind the `Env` interface; keyword options as in `GymOptions`."
@@ -120,7 +120,7 @@ class GymEnv(Env):
     def render(self): return self.env.render()
     def close(self): self.env.close()
 
-# %% ../../nbs/02_envs_gym.ipynb #c016
+# %% ../../nbs/02_envs_gym.ipynb #c018
 def make_gym_vector_env(env_id: str, n_envs: int, render_mode: str | None = None, vector_env: str = 'shm',
                         n_workers: int | None = None, max_restarts: int = 10) -> VectorEnv:
     "`n_envs` `GymEnv`s in a vector env of kind `vector_env` ('shm' or 'inprocess')."

@@ -15,7 +15,7 @@ from .policy import Policy
 # %% auto #0
 __all__ = ['NatureCNN', 'Torso', 'ActorCritic', 'make_model']
 
-# %% ../../nbs/04_models.ipynb #c005
+# %% ../../nbs/04_models.ipynb #c007
 def _ortho(scale): return nn.initializers.orthogonal(scale)
 _ACT = {'tanh': nn.tanh, 'relu': nn.relu}
 
@@ -46,7 +46,7 @@ class Torso(nn.Module):
         for n in self.hidden: h = _ACT[self.activation](nn.Dense(n, kernel_init=_ortho(np.sqrt(2)))(h))
         return h
 
-# %% ../../nbs/04_models.ipynb #c007
+# %% ../../nbs/04_models.ipynb #c009
 class ActorCritic(nn.Module):
     "Policy heads from the action Spec and a scalar value, over one shared torso or two separate ones."
     obs_spec: Spec
@@ -69,7 +69,7 @@ class ActorCritic(nn.Module):
         value = nn.Dense(1, kernel_init=_ortho(1.0), name='value')(v_h)[..., 0]
         return dists, value
 
-@gin.configurable(denylist=['obs_spec', 'act_spec'])
+@gin.configurable(module='reaver_nb.models.nets', denylist=['obs_spec', 'act_spec'])
 def make_model(obs_spec: Spec, act_spec: Spec, hidden: Sequence[int] = (64, 64), activation: str = 'tanh',
                shared_torso: bool | None = None) -> ActorCritic:
     "The actor-critic for these Specs; image observations default to a shared CNN torso."

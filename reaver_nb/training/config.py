@@ -17,11 +17,11 @@ from ..agents.actor_critic import A2C, PPO
 __all__ = ['CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RunSettings', 'config_files', 'ConfigError', 'parse_config',
            'flag_bindings']
 
-# %% ../../nbs/09_config.ipynb #c004
+# %% ../../nbs/09_config.ipynb #c006
 CONFIG_DIR = Path(str(resources.files('reaver_nb'))) / 'configs'
 DEFAULT_ENV, DEFAULT_AGENT = 'CartPole-v1', 'ppo'
 
-@gin.configurable
+@gin.configurable(module='reaver_nb.training.config')
 @dataclass(frozen=True)
 class RunSettings:
     "What to train and for how long; the CLI flags bind these."
