@@ -9,9 +9,12 @@ and the worker's CPU use while idle (1 s of waiting), which tells a spinning des
 import argparse, multiprocessing as mp, os, statistics, sys, time
 from multiprocessing import shared_memory
 
-def _pipe_worker(r, w, rounds):
-    for _ in range(rounds + 1):
-        os.read(r, 1); os.write(w, b'd')
+PIPE_WORKER = """
+import os, sys
+r, w, rounds = map(int, sys.argv[1:])
+for _ in range(rounds + 1):
+    os.read(r, 1); os.write(w, b'd')
+"""
 
 def _conn_worker(rc, wc, rounds):
     for _ in range(rounds + 1):
@@ -38,9 +41,12 @@ def _spin_worker(name, rounds):
 
 def measure(kind, rounds):
     ctx = mp.get_context('spawn')
-    if kind == 'os.pipe byte':
+    if kind == 'os.pipe byte':       # ShmVectorEnv's handshake: a fresh interpreter holding the pipe ends it was given
+        import subprocess
         r1, w1 = os.pipe(); r2, w2 = os.pipe()
-        p = ctx.Process(target=_pipe_worker, args=(r1, w2, rounds)); p.start()
+        p = subprocess.Popen([sys.executable, '-c', PIPE_WORKER, str(r1), str(w2), str(rounds)], pass_fds=(r1, w2))
+        os.close(r1); os.close(w2)
+        p.join = p.wait
         os.write(w1, b'x'); os.read(r2, 1)                       # warm-up round
         t = time.perf_counter()
         for _ in range(rounds): os.write(w1, b'x'); os.read(r2, 1)
