@@ -63,6 +63,7 @@ def run_reaver(a) -> dict:
     from reaver_nb.training.config import RunSettings
     known = {f.name for f in fields(RunSettings)}
     if 'checkpoint_minutes' in known: gin_params.append("RunSettings.checkpoint_minutes = 1e9")
+    if 'log_seconds' in known: gin_params.append("RunSettings.log_seconds = 1e9")   # rows only every W updates
     if 'vector_env' in known: gin_params.append(f"RunSettings.vector_env = {a.reaver_vec_env!r}")
     elif a.reaver_vec_env != 'inprocess':
         raise SystemExit(f"this reaver_nb has only the in-process vector env, not --reaver-vec-env {a.reaver_vec_env}")

@@ -33,7 +33,8 @@ class RunSettings:
     vector_env: str = 'shm'        # 'shm': env worker processes writing to shared memory; 'inprocess': no processes
     n_workers: int = 0             # env worker processes (0: one per CPU core, at most n_envs)
     max_restarts: int = 10         # env worker restarts allowed over the run's lifetime
-    log_every: int = 100           # updates between log rows
+    log_every: int = 100           # updates between log rows...
+    log_seconds: float = 30.       # ...and at most this many seconds between them (slow envs still show progress)
     checkpoint_every: int = 1000   # updates between checkpoints (one is also written at the end and on Ctrl-C)
     checkpoint_minutes: float = 10.  # ...and at least this often in wall-clock time
     keep_checkpoints: int = 3

@@ -140,7 +140,7 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=float(payload['time']))
     ckpt_dir, keep = run_dir / 'checkpoints', cfg.keep_checkpoints
-    last_save = time.time()
+    last_save = last_log = time.time()
     def save(st):
         nonlocal last_save
         last_save = time.time()
@@ -163,8 +163,9 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
             state = new_state
             frames += batch; episodes += n_ep
             up = int(state.update)
-            if up % cfg.log_every == 0 or frames + batch > cfg.total_steps:
-                row = logger.log(frames, episodes, up, metrics)
+            if up % cfg.log_every == 0 or frames + batch > cfg.total_steps or \
+                    time.time() - last_log > cfg.log_seconds:
+                row, last_log = logger.log(frames, episodes, up, metrics), time.time()
                 for cb in callbacks: cb(row)
             if up % cfg.checkpoint_every == 0 or time.time() - last_save > 60 * cfg.checkpoint_minutes: save(state)
         save(state)
