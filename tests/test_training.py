@@ -32,6 +32,10 @@ def test_continuous_actions_mujoco(agent, tmp_path):
     assert out['frames'] == 1024
     ev = reaver_nb.test('ip', episodes=3, results_dir=tmp_path, verbose=False)
     assert ev['episodes'] == 3
+    # mujoco.gin normalises observations: the running statistics saw every training observation
+    from reaver_nb.training.checkpoint import load_checkpoint, latest_checkpoint
+    stats = load_checkpoint(latest_checkpoint(tmp_path / 'ip' / 'checkpoints'), None)['state']['params']['obs_stats']
+    assert int(stats['obs_count_0']) == 1024 and np.all(np.asarray(stats['obs_var_0']) > 0)
 
 
 def test_atari_pong_pipeline(tmp_path):

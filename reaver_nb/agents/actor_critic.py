@@ -15,7 +15,7 @@ import optax
 from flax import struct
 from ..spec import Spec
 from ..models.policy import Policy
-from ..models.nets import make_model
+from ..models.nets import make_model, update_obs_stats
 from .returns import next_values, gae, nstep_returns
 
 # %% auto #0
@@ -205,6 +205,8 @@ class ActorCriticAgent:
         key, sub = jax.random.split(state.key)
         (params, opt_state), metrics = jax.lax.scan(epoch, (state.params, state.opt_state),
                                                     jax.random.split(sub, hp.n_epochs), unroll=self.unroll)
+        if 'obs_stats' in params:   # running observation statistics: refreshed from the rollout, not by the optimizer
+            params = dict(params, obs_stats=update_obs_stats(params['obs_stats'], ro.obs, self.obs_spec))
         metrics = jax.tree.map(jnp.mean, metrics)
         metrics['explained_variance'] = ev
         return state.replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics

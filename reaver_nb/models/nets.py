@@ -13,7 +13,7 @@ from ..spec import Spec
 from .policy import Policy
 
 # %% auto #0
-__all__ = ['NatureCNN', 'Torso', 'ActorCritic', 'make_model']
+__all__ = ['NatureCNN', 'Torso', 'ActorCritic', 'update_obs_stats', 'make_model']
 
 # %% ../../nbs/04_models.ipynb #c007
 def _ortho(scale): return nn.initializers.orthogonal(scale)
@@ -54,9 +54,23 @@ class ActorCritic(nn.Module):
     hidden: Sequence[int] = (64, 64)
     activation: str = 'tanh'
     shared_torso: bool = False
+    normalize_obs: bool = False
+
+    def _normalize(self, obs):
+        out = []
+        for i, (s, x) in enumerate(zip(self.obs_spec, obs)):
+            if _normalizable(s):
+                mean = self.variable('obs_stats', f'obs_mean_{i}', jnp.zeros, s.shape).value
+                var = self.variable('obs_stats', f'obs_var_{i}', jnp.ones, s.shape).value
+                self.variable('obs_stats', f'obs_count_{i}', jnp.zeros, ())
+                x = (x - jax.lax.stop_gradient(mean)) / jnp.sqrt(jax.lax.stop_gradient(var) + 1e-8)
+                x = jnp.clip(x, -10., 10.)
+            out.append(x)
+        return tuple(out)
 
     @nn.compact
     def __call__(self, obs):
+        if self.normalize_obs: obs = self._normalize(obs)
         pi_h = Torso(self.obs_spec, self.hidden, self.activation, name='policy_torso')(obs)
         v_h = pi_h if self.shared_torso else Torso(self.obs_spec, self.hidden, self.activation, name='value_torso')(obs)
         dists = []
@@ -69,9 +83,26 @@ class ActorCritic(nn.Module):
         value = nn.Dense(1, kernel_init=_ortho(1.0), name='value')(v_h)[..., 0]
         return dists, value
 
+def _normalizable(s) -> bool: return not (s.spatial or s.categorical)
+
+def update_obs_stats(stats: dict, obs: tuple, obs_spec: Spec) -> dict:
+    "Merge a batch of observations (any leading axes) into the running mean/var/count (Chan et al.'s update)."
+    new = dict(stats)
+    for i, (s, x) in enumerate(zip(obs_spec, obs)):
+        if not _normalizable(s) or f'obs_mean_{i}' not in stats: continue
+        x = x.reshape((-1,) + s.shape).astype(jnp.float32)
+        n, mean, var = stats[f'obs_count_{i}'], stats[f'obs_mean_{i}'], stats[f'obs_var_{i}']
+        b_n, b_mean, b_var = x.shape[0], x.mean(0), x.var(0)
+        tot = n + b_n
+        delta = b_mean - mean
+        new[f'obs_mean_{i}'] = mean + delta * b_n / tot
+        new[f'obs_var_{i}'] = (var * n + b_var * b_n + delta ** 2 * n * b_n / tot) / tot
+        new[f'obs_count_{i}'] = tot
+    return new
+
 @gin.configurable(module='reaver_nb.models.nets', denylist=['obs_spec', 'act_spec'])
 def make_model(obs_spec: Spec, act_spec: Spec, hidden: Sequence[int] = (64, 64), activation: str = 'tanh',
-               shared_torso: bool | None = None) -> ActorCritic:
+               shared_torso: bool | None = None, normalize_obs: bool = False) -> ActorCritic:
     "The actor-critic for these Specs; image observations default to a shared CNN torso."
     if shared_torso is None: shared_torso = any(s.spatial for s in obs_spec)
-    return ActorCritic(obs_spec, act_spec, tuple(hidden), activation, shared_torso)
+    return ActorCritic(obs_spec, act_spec, tuple(hidden), activation, shared_torso, normalize_obs)
