@@ -79,7 +79,7 @@ class Spec:
         if isinstance(i, str):
             for s in self.spaces:
                 if s.name == i: return s
-            raise KeyError(f"Spec {self.name!r} has no space {i!r}; it has {[s.name for s in self.spaces]}.")
+            raise KeyError(f"Spec {self.name!r} has no space {i!r}; it has {self.names}.")
         return self.spaces[i]
 
     @property

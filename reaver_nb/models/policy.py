@@ -19,10 +19,6 @@ class Policy:
     def __init__(self, act_spec: Spec):
         self.act_spec = act_spec
 
-    def head_sizes(self) -> list[int]:
-        "Output units per space: `n` logits, or `size` Gaussian means."
-        return [s.n if s.categorical else s.size for s in self.act_spec]
-
     def sample(self, key, dists) -> tuple:
         keys = jax.random.split(key, len(self.act_spec))
         out = []
