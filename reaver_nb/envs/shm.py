@@ -142,7 +142,6 @@ class ShmVectorEnv(VectorEnv):
         self._obs, self._final, self._act = v['obs'], v['final'], v['act']
         self._reward, self._term, self._trunc, self._seed = v['reward'], v['terminated'], v['truncated'], v['seed']
         self._poll = select.poll()
-        self._by_fd = {}
         self._ep_ret, self._ep_len = np.zeros(n), np.zeros(n, np.int64)
         self._last_obs, self._pending, self._base_seed = None, False, None
         res.workers = [_Worker(w, int(bounds[w]), int(bounds[w + 1])) for w in range(self.n_workers)]
@@ -173,7 +172,6 @@ class ShmVectorEnv(VectorEnv):
             w.proc.stdin.write(cloudpickle.dumps(init)); w.proc.stdin.close()
         except BrokenPipeError: pass
         self._poll.register(done_r, select.POLLIN | select.POLLHUP | select.POLLERR)
-        self._by_fd[done_r] = w
 
     def _read_error(self, fd) -> str:
         head = os.read(fd, 4)
@@ -223,7 +221,7 @@ class ShmVectorEnv(VectorEnv):
         queue = list(failed.items())
         while queue:
             w, why = queue.pop(0)
-            self._poll.unregister(w.done_r); self._by_fd.pop(w.done_r, None)
+            self._poll.unregister(w.done_r)
             self._res.stop_worker(w, graceful=False)
             self.restarts += 1
             if self.restarts > self.max_restarts:

@@ -68,7 +68,7 @@ class Logger:
         if self.stream: print(line, file=self.stream, flush=True)
         if self.run_dir:
             self._log.write(line + '\n'); self._log.flush()
-            self._jsonl.write(json.dumps({k: (None if v is None else v) for k, v in row.items()}) + '\n')
+            self._jsonl.write(json.dumps(row) + '\n')
             self._jsonl.flush()
         if self.tb:
             for k, v in row.items():
