@@ -3,7 +3,8 @@
 Modules:
 
 - `reaver_nb.envs.shm`: `ShmVectorEnv`: env workers write observations straight into shared memory; nothing is pickled per step.
-- `reaver_nb.envs.shm_worker`: Worker process of `ShmVectorEnv`: steps a slice of envs and writes results straight into shared memory."""
+- `reaver_nb.envs.shm_worker`: Worker process of `ShmVectorEnv`: steps a slice of envs and writes results straight into shared memory.
+- `reaver_nb.sc2.installer`: Download and install the headless StarCraft II Linux client and its maps."""
 
 __version__ = "0.1.0"
 

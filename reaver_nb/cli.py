@@ -22,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt = _Help
     p = argparse.ArgumentParser(prog='reaver', formatter_class=fmt,
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
-    sub = p.add_subparsers(dest='command', metavar='{train,test}')
+    sub = p.add_subparsers(dest='command', metavar='{train,test,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='gymnasium env id, e.g. CartPole-v1, ALE/Pong-v5, InvertedPendulum-v5 '
                    "(default: CartPole-v1; on --resume: the run's)")
@@ -52,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument('--seed', type=int, default=12345, help='seed of the test episodes')
     e.add_argument('--results-dir', default='results', help='where run directories live')
     e.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
+    s = sub.add_parser('sc2', formatter_class=fmt, help='StarCraft II: `reaver sc2 install --accept-eula` downloads '
+                       'the game and maps; `reaver sc2 doctor` checks this machine', add_help=False)
+    s.add_argument('action', choices=['install', 'doctor'], help='what to do')
+    s.add_argument('rest', nargs=argparse.REMAINDER, help='options of the action (`reaver sc2 install --help`)')
+    d = sub.add_parser('doctor', formatter_class=fmt, help='check StarCraft II, its maps, LD_PRELOAD, pysc2 and protobuf')
+    d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
     return p
 
 def main(argv=None) -> int:
@@ -59,6 +65,17 @@ def main(argv=None) -> int:
     p = _parser()
     a = p.parse_args(argv)
     if a.command is None: p.print_help(); return 2
+    if a.command == 'sc2' and a.action == 'install':
+        from reaver_nb.sc2.installer import cli
+        return cli(a.rest)
+    if a.command == 'doctor' or a.command == 'sc2':
+        if a.command == 'sc2' and a.rest and a.rest[0] not in ('--sc2path',):
+            print(f"reaver sc2 doctor: error: unknown options {a.rest}; use `reaver doctor [--sc2path DIR]`.",
+                  file=sys.stderr); return 2
+        from reaver_nb.sc2.launch import doctor
+        sc2path = a.sc2path if a.command == 'doctor' else (a.rest[1] if len(a.rest) > 1 else None)
+        checks = doctor(sc2path)
+        return 0 if all(ok for ok, _ in checks.values()) else 1
     from reaver_nb.training.run import train, test
     try:
         if a.command == 'train':

@@ -21,8 +21,10 @@ class Space:
     categorical: bool = False
     spatial: bool = False
     name: str = ''
+    used_by: tuple = ()   # an action argument: only counts when action space 0 (the function) is one of these
 
     def __post_init__(self):
+        object.__setattr__(self, 'used_by', tuple(int(u) for u in self.used_by))
         object.__setattr__(self, 'shape', tuple(int(s) for s in self.shape))
         object.__setattr__(self, 'dtype', np.dtype(self.dtype).name)
         if self.categorical:

@@ -152,7 +152,7 @@ class ActorCriticAgent:
         hp = self.hp
         dists, v = self.model.apply(params, b['obs'])
         logp = self.policy.log_prob(dists, b['actions'])
-        entropy = self.policy.entropy(dists).mean()
+        entropy = self.policy.entropy(dists, b['actions']).mean()
         adv, ret = b['adv'], b['ret']
         log_ratio = logp - b['logp']
         ratio = jnp.exp(log_ratio)

@@ -36,26 +36,42 @@ class Policy:
                      else d[0].reshape(d[0].shape[:-1] + s.shape).astype(s.dtype)
                      for s, d in zip(self.act_spec, dists))
 
+    def _weights(self, actions):
+        "Per space: 1 where it counts, or (an argument of a function-id space 0) where the chosen function uses it."
+        fn = None if actions is None else actions[0]
+        out = []
+        for s in self.act_spec:
+            if not s.used_by: out.append(1.)
+            elif fn is None: out.append(None)
+            else: out.append(jnp.isin(fn, jnp.asarray(s.used_by)).astype(jnp.float32))
+        return out
+
     def log_prob(self, dists, actions):
         total = 0.
-        for s, d, a in zip(self.act_spec, dists, actions):
+        for s, d, a, w in zip(self.act_spec, dists, actions, self._weights(actions)):
             if s.categorical:
                 logp = jax.nn.log_softmax(d)
-                total = total + jnp.take_along_axis(logp, (a - int(s.lo)).astype(jnp.int32)[..., None], -1)[..., 0]
+                lp = jnp.take_along_axis(logp, (a - int(s.lo)).astype(jnp.int32)[..., None], -1)[..., 0]
             else:
                 mean, log_std = d
                 a = a.reshape(mean.shape)
                 z = (a - mean) * jnp.exp(-log_std)
-                total = total + jnp.sum(-0.5 * z ** 2 - log_std - 0.5 * _LOG_2PI, -1)
+                lp = jnp.sum(-0.5 * z ** 2 - log_std - 0.5 * _LOG_2PI, -1)
+            total = total + w * lp
         return total
 
-    def entropy(self, dists):
+    def entropy(self, dists, actions=None):
+        """Sum of the heads' entropies. An argument head (a space with `used_by`) counts where the taken function
+        (`actions[0]`) uses it; without `actions`, weighted by the probability that the function head picks one."""
         total = 0.
-        for s, d in zip(self.act_spec, dists):
+        for i, (s, d, w) in enumerate(zip(self.act_spec, dists, self._weights(actions))):
             if s.categorical:
                 logp = jax.nn.log_softmax(d)
-                total = total - jnp.sum(jnp.exp(logp) * logp, -1)
+                h = -jnp.sum(jnp.exp(logp) * logp, -1)
             else:
                 mean, log_std = d
-                total = total + jnp.sum(jnp.broadcast_to(log_std, mean.shape) + 0.5 * (_LOG_2PI + 1), -1)
+                h = jnp.sum(jnp.broadcast_to(log_std, mean.shape) + 0.5 * (_LOG_2PI + 1), -1)
+            if w is None:  # expected weight: P(function in used_by)
+                w = jnp.sum(jax.nn.softmax(dists[0])[..., jnp.asarray(s.used_by) - int(self.act_spec[0].lo)], -1)
+            total = total + w * h
         return total

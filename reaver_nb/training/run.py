@@ -12,7 +12,8 @@ import numpy as np
 import jax, jax.numpy as jnp
 import gin
 from ..envs.base import VectorEnv
-from ..envs.gym import GymEnv, GymSettings, check_env_id, make_gym_vector_env
+from ..envs.gym import GymEnv, GymSettings
+from ..envs.registry import check_env, env_family, make_vector_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger
 from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
@@ -101,11 +102,11 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     run_dir = results_dir / run_id
     check_run_dir(run_dir, resume, force)
     if resume: base = [run_dir / 'config.gin']
-    else: base = config_files(check_env_id(env or DEFAULT_ENV))
+    else: base = config_files(check_env(env or DEFAULT_ENV))
     parse_config(base + gin_files, gin_params + flag_bindings(env=env, agent=agent_name, n_envs=n_envs,
                                                               total_steps=steps, seed=seed))
     cfg = RunSettings()
-    check_env_id(cfg.env)
+    check_env(cfg.env)
     if cfg.agent not in AGENTS: raise ValueError(f"Unknown agent {cfg.agent!r}: choose one of {sorted(AGENTS)}.")
     hp = AGENTS[cfg.agent]()
     batch = hp.traj_len * cfg.n_envs
@@ -116,7 +117,7 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
-    venv = make_gym_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
+    venv = make_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
                                max_restarts=cfg.max_restarts)
     try:
         agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, hp, cfg.n_envs, total_updates)
@@ -192,7 +193,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
         parse_config([run_dir / 'config.gin'])
         cfg = RunSettings()
         n = min(n_envs or cfg.n_envs, episodes)
-        venv = make_gym_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
+        venv = make_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
         try:
             agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
             payload = load_checkpoint(ckpt, _payload(agent.init(jax.random.PRNGKey(0))))
@@ -225,6 +226,9 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
 def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frames=400, every=2) -> Path:
     "Play one episode with rendering and save every `every`-th frame (up to `max_frames`) as a GIF."
     import imageio.v3 as iio
+    if env_family(env_id) == 'sc2':
+        raise ValueError("--render records gymnasium envs; for StarCraft II save replays instead "
+                         "(--gin-param 'SC2Settings.save_replay_episodes = 1' --gin-param \"SC2Settings.replay_dir = 'replays'\").")
     env = GymEnv(env_id, render_mode='rgb_array', **asdict(GymSettings()))
     try:
         obs, key, frames = env.reset(seed=seed), jax.random.PRNGKey(seed), []

@@ -1,0 +1,13 @@
+#!/bin/sh
+# A stand-in for StarCraft II's Linux binary ($SC2PATH/Versions/Base75689/SC2_x64), for tests only.
+# Like the real game on Colab it segfaults (exit code -11) when tcmalloc is in LD_PRELOAD -- it only reads the
+# variable, nothing is really preloaded. Otherwise it records its arguments and environment next to itself and
+# sleeps, never opening the websocket pysc2 waits for (so pysc2 times out and shuts it down).
+here=$(dirname "$0")
+echo $$ > "$here/pid.txt"   # stays this process's pid through the exec below
+case "$LD_PRELOAD" in
+  *tcmalloc*) sleep 0.2; kill -s SEGV $$ ;;   # the game loads for a moment before it crashes
+esac
+printf '%s\n' "$@" > "$here/argv.txt"
+env > "$here/env.tmp" && mv "$here/env.tmp" "$here/env.txt"
+exec sleep 60
