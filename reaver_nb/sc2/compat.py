@@ -5,7 +5,7 @@ notebooks and scripts, without touching the user's protobuf or jax."""
 
 # %% ../../nbs/13_sc2_pysc2.ipynb #c002
 from __future__ import annotations
-import ast, importlib.util, random, re, sys, threading, types
+import ast, importlib.util, os, random, re, sys, threading, types
 from pathlib import Path
 
 # %% auto #0
@@ -99,6 +99,7 @@ def import_pysc2() -> types.ModuleType:
         if importlib.util.find_spec('pysc2') is None:
             raise PySC2Missing("pysc2 is not installed: pip install 'reaver_nb[sc2]' (pysc2 4.0.0; reaver_nb makes it "
                                "work on Python 3.10-3.13 and any protobuf from 3.20 on).")
+        os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pysc2 imports pygame, which greets on stdout
         _done['protocol'] = fix_protocol()
         saved = random.shuffle
         random.shuffle = shuffle  # pysc2.lib.colors may shuffle while it is being imported
