@@ -33,6 +33,8 @@ def env_family(env_id: str) -> str:
 def env_factory(env_id: str, render_mode: str | None = None):
     "A picklable zero-argument factory of one `Env`, its options bound from gin now (workers see no gin)."
     if env_family(env_id) == 'sc2':
+        from reaver_nb.sc2.compat import import_pysc2
+        import_pysc2()  # fail here, in the learner, with a clear message when pysc2 is missing
         return functools.partial(sc2_envs.SC2Env, env_id, **asdict(sc2_envs.SC2Settings()))
     import gymnasium as gym
     return functools.partial(gym_envs.GymEnv, env_id, render_mode, gym.registry[env_id],

@@ -15,8 +15,8 @@ __all__ = ['PROTOCOL_MODULES', 'PySC2Missing', 'serialized_descriptor', 'rebuild
 # %% ../../nbs/13_sc2_pysc2.ipynb #c004
 PROTOCOL_MODULES = ('common', 'error', 'data', 'raw', 'score', 'spatial', 'ui', 'query', 'debug', 'sc2api')
 
-class PySC2Missing(ImportError):
-    "pysc2 (or s2clientprotocol) is not installed."
+class PySC2Missing(ImportError, ValueError):
+    "pysc2 (or s2clientprotocol) is not installed (a ValueError too, so the CLI prints it as one line)."
 
 def _protocol_dir() -> Path:
     spec = importlib.util.find_spec('s2clientprotocol')
