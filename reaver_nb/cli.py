@@ -65,17 +65,13 @@ def main(argv=None) -> int:
     p = _parser()
     a = p.parse_args(argv)
     if a.command is None: p.print_help(); return 2
-    if a.command == 'sc2' and a.action == 'install':
+    if a.command == 'sc2':
+        if a.action == 'doctor': return main(['doctor', *a.rest])
         from reaver_nb.sc2.installer import cli
         return cli(a.rest)
-    if a.command == 'doctor' or a.command == 'sc2':
-        if a.command == 'sc2' and a.rest and a.rest[0] not in ('--sc2path',):
-            print(f"reaver sc2 doctor: error: unknown options {a.rest}; use `reaver doctor [--sc2path DIR]`.",
-                  file=sys.stderr); return 2
+    if a.command == 'doctor':
         from reaver_nb.sc2.launch import doctor
-        sc2path = a.sc2path if a.command == 'doctor' else (a.rest[1] if len(a.rest) > 1 else None)
-        checks = doctor(sc2path)
-        return 0 if all(ok for ok, _ in checks.values()) else 1
+        return 0 if all(ok for ok, _ in doctor(a.sc2path).values()) else 1
     from reaver_nb.training.run import train, test
     try:
         if a.command == 'train':

@@ -5,14 +5,13 @@ from pathlib import Path
 import psutil, pytest
 
 from reaver_nb.sc2 import launch
+from reaver_nb.sc2.installer import MINI_GAMES
 from reaver_nb.sc2.launch import (GameCrashed, TcmallocRemoved, doctor, explain_exit, launch_checked,
                                   prepare_game_environment, start_game, strip_tcmalloc)
 
 FAKE = Path(__file__).parent / 'fakes' / 'fake_sc2.sh'
 COLAB = '/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4'   # only a string: nothing here loads it (the file is absent)
 KEEP = '/opt/lib/libkeep.so'
-MINI_GAMES = ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings', 'DefeatRoaches',
-              'DefeatZerglingsAndBanelings', 'CollectMineralsAndGas', 'BuildMarines')
 
 def make_layout(root: Path, maps=MINI_GAMES) -> Path:
     "A fake $SC2PATH: Versions/Base75689/SC2_x64 (the stand-in) and Maps/mini_games/*.SC2Map; returns the binary."

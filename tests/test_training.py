@@ -4,7 +4,7 @@ import numpy as np
 import jax
 import pytest
 import reaver_nb
-from reaver_nb.envs.gym import make_gym_vector_env
+from reaver_nb.envs.registry import make_vector_env
 from reaver_nb.agents.actor_critic import ActorCriticAgent, A2C, PPO
 from reaver_nb.training.run import Collector
 from conftest import reaver
@@ -12,7 +12,7 @@ from conftest import reaver
 
 @pytest.mark.parametrize('hp', [A2C(traj_len=8), PPO(traj_len=8, minibatch_size=16)])
 def test_each_function_compiles_once(hp):
-    venv = make_gym_vector_env('CartPole-v1', 4)
+    venv = make_vector_env('CartPole-v1', 4)
     agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, hp, 4, total_updates=10)
     state = agent.init(jax.random.PRNGKey(0))
     col, obs = Collector(venv, agent), venv.reset(seed=0)

@@ -11,10 +11,10 @@ import numpy as np
 import gin
 import gymnasium as gym
 from ..spec import Space, Spec
-from .base import Env, VectorEnv, InProcessVectorEnv
+from .base import Env
 
 # %% auto #0
-__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'make_gym_vector_env']
+__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'gym_env_factory']
 
 # %% ../../nbs/02_envs_gym.ipynb #c007
 def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
@@ -121,13 +121,7 @@ class GymEnv(Env):
     def close(self): self.env.close()
 
 # %% ../../nbs/02_envs_gym.ipynb #c018
-def make_gym_vector_env(env_id: str, n_envs: int, render_mode: str | None = None, vector_env: str = 'shm',
-                        n_workers: int | None = None, max_restarts: int = 10) -> VectorEnv:
-    "`n_envs` `GymEnv`s in a vector env of kind `vector_env` ('shm' or 'inprocess')."
+def gym_env_factory(env_id: str, render_mode: str | None = None):
+    "A picklable zero-argument factory of one `GymEnv`, its options bound from gin now."
     check_env_id(env_id)
-    fn = functools.partial(GymEnv, env_id, render_mode, gym.registry[env_id], **asdict(GymSettings()))
-    if vector_env == 'inprocess': return InProcessVectorEnv([fn] * n_envs)
-    if vector_env == 'shm':
-        from reaver_nb.envs.shm import ShmVectorEnv
-        return ShmVectorEnv([fn] * n_envs, n_workers=n_workers, max_restarts=max_restarts, name=env_id)
-    raise ValueError(f"Unknown vector_env {vector_env!r}: use 'shm' (worker processes) or 'inprocess'.")
+    return functools.partial(GymEnv, env_id, render_mode, gym.registry[env_id], **asdict(GymSettings()))

@@ -5,9 +5,8 @@
 
 # %% ../../nbs/17_envs_registry.ipynb #c002
 from __future__ import annotations
-import difflib, functools
-from dataclasses import asdict
-from .base import Env, VectorEnv, InProcessVectorEnv
+import difflib
+from .base import VectorEnv, InProcessVectorEnv
 from . import gym as gym_envs
 from . import sc2 as sc2_envs
 
@@ -19,8 +18,8 @@ def check_env(env_id: str) -> str:
     "Return `env_id` if some family knows it; otherwise a `ValueError` naming close matches of every family."
     if sc2_envs.is_sc2_map(env_id): return env_id
     try: return gym_envs.check_env_id(env_id)
-    except ValueError as err:
-        close = difflib.get_close_matches(env_id, sc2_envs.MINIGAMES, n=3, cutoff=0.6)
+    except ValueError:
+        close = difflib.get_close_matches(env_id, sc2_envs.MINI_GAMES, n=3, cutoff=0.6)
         if not close: raise
         raise ValueError(f"Unknown environment id {env_id!r}. Did you mean the StarCraft II map "
                          f"{' or '.join(close)}?") from None
@@ -31,14 +30,9 @@ def env_family(env_id: str) -> str:
     return gym_envs.env_family(env_id)
 
 def env_factory(env_id: str, render_mode: str | None = None):
-    "A picklable zero-argument factory of one `Env`, its options bound from gin now (workers see no gin)."
-    if env_family(env_id) == 'sc2':
-        from reaver_nb.sc2.compat import import_pysc2
-        import_pysc2()  # fail here, in the learner, with a clear message when pysc2 is missing
-        return functools.partial(sc2_envs.SC2Env, env_id, **asdict(sc2_envs.SC2Settings()))
-    import gymnasium as gym
-    return functools.partial(gym_envs.GymEnv, env_id, render_mode, gym.registry[env_id],
-                             **asdict(gym_envs.GymSettings()))
+    "A picklable zero-argument factory of one `Env` of `env_id`, its options bound from gin now (workers see no gin)."
+    if env_family(env_id) == 'sc2': return sc2_envs.sc2_env_factory(env_id)
+    return gym_envs.gym_env_factory(env_id, render_mode)
 
 def make_vector_env(env_id: str, n_envs: int, render_mode: str | None = None, vector_env: str = 'shm',
                     n_workers: int | None = None, max_restarts: int = 10) -> VectorEnv:

@@ -6,24 +6,22 @@ decoded from flat indices, replays on request, and a game that restarts itself a
 
 # %% ../../nbs/15_envs_sc2.ipynb #c002
 from __future__ import annotations
-import logging
+import functools, logging
 from dataclasses import dataclass, asdict, field
 import gin
 import numpy as np
 from ..spec import Space, Spec
 from .base import Env
 from ..sc2.compat import import_pysc2
+from ..sc2.installer import MINI_GAMES
 
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'MINIGAMES', 'FUNCTION_SETS', 'SCREEN_FEATURES', 'MINIMAP_FEATURES', 'SC2Settings', 'is_sc2_map',
-           'function_ids', 'SC2Options', 'sc2_obs_spec', 'sc2_act_spec', 'SC2Env']
+__all__ = ['log', 'FUNCTION_SETS', 'SCREEN_FEATURES', 'MINIMAP_FEATURES', 'SC2Settings', 'is_sc2_map', 'function_ids',
+           'SC2Options', 'sc2_env_factory', 'sc2_obs_spec', 'sc2_act_spec', 'SC2Env']
 
 # %% ../../nbs/15_envs_sc2.ipynb #c005
-MINIGAMES = ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings', 'DefeatRoaches',
-             'DefeatZerglingsAndBanelings', 'CollectMineralsAndGas', 'BuildMarines')
-
 _MINIGAME_FUNCTIONS = (0, 1, 2, 3, 4, 6, 7, 12, 13, 42, 44, 50, 91, 183, 234, 309, 331, 332, 333, 334, 451, 452, 490)
 _EXTRA_FUNCTIONS = (11, 71, 72, 73, 74, 79, 140, 168, 239, 261, 264, 269, 274, 318, 335, 336, 453, 477)
 FUNCTION_SETS = {'minigames': _MINIGAME_FUNCTIONS, 'minigames_all': _MINIGAME_FUNCTIONS + _EXTRA_FUNCTIONS}
@@ -33,7 +31,7 @@ MINIMAP_FEATURES = ('player_relative', 'selected', 'visibility_map', 'camera')
 
 def is_sc2_map(env_id: str) -> bool:
     "Is `env_id` a StarCraft II map name (the seven mini-games, or `sc2:<AnyMap>`)?"
-    return env_id in MINIGAMES or env_id.startswith('sc2:')
+    return env_id in MINI_GAMES or env_id.startswith('sc2:')
 
 def function_ids(functions) -> tuple:
     "A named subset ('minigames', 'minigames_all', 'all') or an iterable of pysc2 function ids, checked."
@@ -73,6 +71,11 @@ class SC2Options:
     mock: bool = False                     # play pysc2's mock game (random observations, no StarCraft II): tests
 
 SC2Settings = gin.external_configurable(SC2Options, 'SC2Settings', module='reaver_nb.envs.sc2')
+
+def sc2_env_factory(map_name: str):
+    "A picklable zero-argument factory of one `SC2Env`, its options bound from gin now (workers see no gin)."
+    import_pysc2()  # fail here, in the learner, with a clear message when pysc2 is missing
+    return functools.partial(SC2Env, map_name, **asdict(SC2Settings()))
 
 # %% ../../nbs/15_envs_sc2.ipynb #c010
 def _layer_spaces(prefix, names, table, res):
@@ -124,15 +127,27 @@ def _decode(index: int, res: int) -> list: return [int(index) % res, int(index) 
 
 class SC2Env(Env):
     "One StarCraft II game (a pysc2 `SC2Env`) behind the `Env` interface."
-    def __init__(self, map_name: str = 'MoveToBeacon', make_game=None, seed_offset: int = 0, **options):
+    def __init__(self, map_name: str = 'MoveToBeacon', make_game=None, **options):
         import_pysc2()
+        from pysc2.lib import actions, features
         self.map_name = map_name[4:] if map_name.startswith('sc2:') else map_name
         self.options = o = SC2Options(**options)
         self.function_ids = function_ids(o.functions)
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.map_name), sc2_act_spec(o, self.map_name)
-        self._fn_index = {fid: i for i, fid in enumerate(self.function_ids)}
         self._make_game, self._game, self.restarts = make_game, None, 0
         self._seed = None
+        # Worked out once, used every step: where pysc2 keeps each observation space (key, layer index) ...
+        layers = {'screen': features.SCREEN_FEATURES, 'minimap': features.MINIMAP_FEATURES}
+        self._readers = [(f'feature_{g}', layers[g]._fields.index(n)) if n else (g, None)
+                         for g, _, n in (sp.name.partition('/') for sp in self.obs_spec)]
+        # ... our slot of each pysc2 function id (-1: not in the subset) ...
+        self._slot = np.full(len(actions.FUNCTIONS), -1)
+        self._slot[list(self.function_ids)] = np.arange(len(self.function_ids))
+        # ... and per function, its arguments as (position in our action tuple, grid size of a spatial one or None)
+        res = {'screen': o.screen_size, 'screen2': o.screen_size, 'minimap': o.minimap_size}
+        self._arg_plan = [tuple((self.act_spec.names.index(t.name), res.get(t.name)) for t in actions.FUNCTIONS[f].args)
+                          for f in self.function_ids]
+        self._call = actions.FunctionCall
 
     # -- the pysc2 game --------------------------------------------------------------------------------------------
     def _interface(self):
@@ -178,29 +193,20 @@ class SC2Env(Env):
     # -- observations and actions --------------------------------------------------------------------------------
     def _obs(self, ob) -> tuple:
         out = []
-        screen, minimap = ob['feature_screen'], ob['feature_minimap']
-        for s in self.obs_spec:
-            if s.name.startswith('screen/'): x = screen[s.name[7:]]
-            elif s.name.startswith('minimap/'): x = minimap[s.name[8:]]
-            elif s.name == 'available_actions':
-                x = np.zeros(s.shape, np.float32)
-                x[[self._fn_index[a] for a in ob['available_actions'] if a in self._fn_index]] = 1
-            else: x = ob[s.name]
-            out.append(np.asarray(x, s.dtype))
+        for (key, layer), sp in zip(self._readers, self.obs_spec):
+            if key == 'available_actions':
+                x = np.zeros(sp.shape, np.float32)
+                slots = self._slot[np.asarray(ob[key], np.int64)]
+                x[slots[slots >= 0]] = 1
+            else: x = ob[key] if layer is None else ob[key][layer]
+            out.append(np.asarray(x, sp.dtype))
         return tuple(out)
 
     def function_call(self, action: tuple):
         "Our action tuple as a pysc2 `FunctionCall`: the function and, in pysc2's order, the arguments it takes."
-        from pysc2.lib import actions
-        fid = self.function_ids[int(action[0])]
-        by_name = dict(zip(self.act_spec.names[1:], action[1:]))
-        args = []
-        for t in actions.FUNCTIONS[fid].args:
-            a = int(by_name[t.name])
-            if t.name in _SPATIAL_ARGS:
-                args.append(_decode(a, self.options.minimap_size if t.name == 'minimap' else self.options.screen_size))
-            else: args.append([a])
-        return actions.FunctionCall(fid, args)
+        i = int(action[0])
+        args = [[int(action[j])] if res is None else _decode(action[j], res) for j, res in self._arg_plan[i]]
+        return self._call(self.function_ids[i], args)
 
     def _timestep(self, ts):
         ts = ts[0]
@@ -220,8 +226,8 @@ class SC2Env(Env):
             except (protocol.ConnectionError, protocol.ProtocolError, ConnectionError) as e: self._restart(e)
 
     def step(self, action):
-        "One agent step (`step_mul` game loops). The episode ends (terminated) when pysc2 says LAST; a lost game "
-        "connection restarts the game and ends the episode as truncated."
+        """One agent step (`step_mul` game loops). The episode ends (terminated) when pysc2 says LAST; a lost game
+        connection restarts the game and ends the episode as truncated."""
         from pysc2.lib import protocol
         call = self.function_call(action)
         try: obs, reward, last = self._timestep(self._game.step([call]))

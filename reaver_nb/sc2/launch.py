@@ -10,11 +10,11 @@ import contextvars, os, platform, re, signal, sys, threading, warnings, weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping, TypeVar
+from .installer import MINI_GAMES, sc2_path
 
 # %% auto #0
-__all__ = ['MINI_GAMES', 'preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'TcmallocRemoved', 'prepare_game_environment',
-           'explain_exit', 'GameCrashed', 'GameProcess', 'launch_checked', 'start_game', 'sc2_path', 'find_binaries',
-           'game_versions', 'doctor']
+__all__ = ['preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'TcmallocRemoved', 'prepare_game_environment', 'explain_exit',
+           'GameCrashed', 'GameProcess', 'launch_checked', 'start_game', 'find_binaries', 'game_versions', 'doctor']
 
 # %% ../../nbs/14_sc2_launch.ipynb #c004
 _SEPARATORS = re.compile(r'[\s:]+')
@@ -190,15 +190,13 @@ def start_game(make: Callable[[], _T], *, prepare: bool = True) -> _T:
     return launch_checked(make, prepare=prepare)
 
 # %% ../../nbs/14_sc2_launch.ipynb #c023
-MINI_GAMES = ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings', 'DefeatRoaches',
-              'DefeatZerglingsAndBanelings', 'CollectMineralsAndGas', 'BuildMarines')
 _INSTALL = "reaver_nb.sc2.install(accept_eula=True) downloads the game"
 
-def sc2_path(sc2path: str | os.PathLike | None = None) -> tuple[Path, str]:
-    "Where pysc2 looks for the game (`sc2path`, else `$SC2PATH`, else `~/StarCraftII`), and which of those it is."
-    if sc2path: return Path(sc2path).expanduser(), 'given'
-    if os.environ.get('SC2PATH'): return Path(os.environ['SC2PATH']).expanduser(), 'from $SC2PATH'
-    return Path('~/StarCraftII').expanduser(), "pysc2's default; $SC2PATH is not set"
+def _where(sc2path: str | os.PathLike | None = None) -> tuple[Path, str]:
+    "Where pysc2 looks for the game (the installer's `sc2_path`), and which source says so."
+    source = ('given' if sc2path else 'from $SC2PATH' if os.environ.get('SC2PATH') else
+              "pysc2's default; $SC2PATH is not set")
+    return sc2_path(sc2path), source
 
 def find_binaries(sc2path: str | os.PathLike) -> list[tuple[int, Path]]:
     "`(build, path)` of each `Versions/Base<build>/SC2_x64` under `sc2path`, oldest first (pysc2 runs the newest)."
@@ -303,7 +301,7 @@ def doctor(sc2path: str | os.PathLike | None = None, file=None) -> dict[str, tup
     to `file` (default `sys.stdout`); returns `{check: (ok, detail)}`. Never raises for a broken machine."""
     out = sys.stdout if file is None else file
     results, ctx = {}, {}
-    try: ctx['sc2path'] = sc2_path(sc2path)
+    try: ctx['sc2path'] = _where(sc2path)
     except Exception as e: ctx['sc2path'] = (Path(str(sc2path)), f'unusable: {e}')
     _emit("StarCraft II doctor (reaver_nb)", out)
     for name, check in _CHECKS:

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 import gin
-from ..envs.gym import GymSettings
-from ..envs.sc2 import SC2Settings
 from ..envs.registry import env_family
 from ..models.nets import make_model
 from ..agents.actor_critic import A2C, PPO

@@ -6,14 +6,12 @@ stopping cleanly on Ctrl-C or a NaN loss."""
 # %% ../../nbs/10_train.ipynb #c002
 from __future__ import annotations
 import contextlib, json, shutil, sys, time
-from dataclasses import asdict
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import gin
 from ..envs.base import VectorEnv
-from ..envs.gym import GymEnv, GymSettings
-from ..envs.registry import check_env, env_family, make_vector_env
+from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger
 from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
@@ -229,7 +227,7 @@ def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frame
     if env_family(env_id) == 'sc2':
         raise ValueError("--render records gymnasium envs; for StarCraft II save replays instead "
                          "(--gin-param 'SC2Settings.save_replay_episodes = 1' --gin-param \"SC2Settings.replay_dir = 'replays'\").")
-    env = GymEnv(env_id, render_mode='rgb_array', **asdict(GymSettings()))
+    env = env_factory(env_id, render_mode='rgb_array')()
     try:
         obs, key, frames = env.reset(seed=seed), jax.random.PRNGKey(seed), []
         batch = lambda o: tuple(x[None] for x in o)
