@@ -33,3 +33,13 @@ def test_palettes_as_on_python_310():
 def test_status_names_what_was_done():
     s = pysc2_status()
     assert s['pysc2'] == '4.0.0' and s['protobuf'] and s['protocol']
+
+
+def test_shipped_interface_table_matches_pysc2():
+    "reaver_nb/sc2/pysc2_interface.json (Specs without pysc2) is pysc2's own table; rerun tools/pysc2_interface.py if not."
+    import importlib.util, json
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location('pi', Path(__file__).parents[1] / 'tools' / 'pysc2_interface.py')
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+    shipped = json.loads((Path(__file__).parents[1] / 'reaver_nb' / 'sc2' / 'pysc2_interface.json').read_text())
+    assert mod.table() == shipped

@@ -6,7 +6,7 @@ decoded from flat indices, replays on request, and a game that restarts itself a
 
 # %% ../../nbs/15_envs_sc2.ipynb #c002
 from __future__ import annotations
-import functools, logging
+import functools, json, logging
 from dataclasses import dataclass, asdict, field
 import gin
 import numpy as np
@@ -18,8 +18,8 @@ from ..sc2.installer import MINI_GAMES
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'FUNCTION_SETS', 'SCREEN_FEATURES', 'MINIMAP_FEATURES', 'SC2Settings', 'is_sc2_map', 'function_ids',
-           'SC2Options', 'sc2_env_factory', 'sc2_obs_spec', 'sc2_act_spec', 'SC2Env']
+__all__ = ['log', 'FUNCTION_SETS', 'SCREEN_FEATURES', 'MINIMAP_FEATURES', 'SC2Settings', 'is_sc2_map', 'pysc2_interface',
+           'function_ids', 'SC2Options', 'sc2_env_factory', 'sc2_obs_spec', 'sc2_act_spec', 'SC2Env']
 
 # %% ../../nbs/15_envs_sc2.ipynb #c005
 _MINIGAME_FUNCTIONS = (0, 1, 2, 3, 4, 6, 7, 12, 13, 42, 44, 50, 91, 183, 234, 309, 331, 332, 333, 334, 451, 452, 490)
@@ -33,18 +33,26 @@ def is_sc2_map(env_id: str) -> bool:
     "Is `env_id` a StarCraft II map name (the seven mini-games, or `sc2:<AnyMap>`)?"
     return env_id in MINI_GAMES or env_id.startswith('sc2:')
 
+@functools.cache
+def pysc2_interface() -> dict:
+    """pysc2 4.0.0's function table, argument types and feature-layer scales (`reaver_nb/sc2/pysc2_interface.json`,
+    written from pysc2 by `tools/pysc2_interface.py`): Specs need no pysc2, so the JAX mini-games share them."""
+    from importlib import resources
+    t = json.loads(resources.files('reaver_nb').joinpath('sc2/pysc2_interface.json').read_text())
+    t['args'] = {i: tuple(a) for i, _, a in t['functions']}
+    t['names'] = {i: n for i, n, _ in t['functions']}
+    return t
+
 def function_ids(functions) -> tuple:
     "A named subset ('minigames', 'minigames_all', 'all') or an iterable of pysc2 function ids, checked."
-    import_pysc2()
-    from pysc2.lib import actions
+    valid = pysc2_interface()['args']
     if isinstance(functions, str):
-        if functions == 'all': return tuple(int(f.id) for f in actions.FUNCTIONS)
+        if functions == 'all': return tuple(valid)
         if functions not in FUNCTION_SETS:
             raise ValueError(f"Unknown function set {functions!r}: use one of {sorted(FUNCTION_SETS) + ['all']} "
                              "or a list of pysc2 function ids.")
         return FUNCTION_SETS[functions]
     ids = tuple(int(i) for i in functions)
-    valid = {int(f.id) for f in actions.FUNCTIONS}
     bad = [i for i in ids if i not in valid]
     if bad: raise ValueError(f"Not pysc2 function ids: {bad} (valid ids: 0..{max(valid)}; see pysc2.lib.actions).")
     if 0 not in ids: raise ValueError("The function subset must contain no_op (0): it is the only always-available "
@@ -81,22 +89,20 @@ def sc2_env_factory(map_name: str):
 def _layer_spaces(prefix, names, table, res):
     spaces = []
     for n in names:
-        if not hasattr(table, n):
-            raise ValueError(f"Unknown {prefix} feature {n!r}; pysc2 has {list(table._fields)}.")
-        f = getattr(table, n)
-        if f.type.name == 'CATEGORICAL':
-            spaces.append(Space((res, res), 'int32', 0, f.scale - 1, categorical=True, spatial=True, name=f'{prefix}/{n}'))
+        if n not in table: raise ValueError(f"Unknown {prefix} feature {n!r}; pysc2 has {list(table)}.")
+        kind, scale = table[n]
+        if kind == 'categorical':
+            spaces.append(Space((res, res), 'int32', 0, scale - 1, categorical=True, spatial=True, name=f'{prefix}/{n}'))
         else:
-            spaces.append(Space((res, res), 'float32', 0, f.scale, spatial=True, name=f'{prefix}/{n}'))
+            spaces.append(Space((res, res), 'float32', 0, scale, spatial=True, name=f'{prefix}/{n}'))
     return spaces
 
 _PLAYER_SIZE = 11
 
 def sc2_obs_spec(o: SC2Options, map_name: str = 'sc2') -> Spec:
-    import_pysc2()
-    from pysc2.lib import features
-    spaces = (_layer_spaces('screen', o.screen_features, features.SCREEN_FEATURES, o.screen_size) +
-              _layer_spaces('minimap', o.minimap_features, features.MINIMAP_FEATURES, o.minimap_size))
+    t = pysc2_interface()
+    spaces = (_layer_spaces('screen', o.screen_features, t['screen_features'], o.screen_size) +
+              _layer_spaces('minimap', o.minimap_features, t['minimap_features'], o.minimap_size))
     n_fn = len(function_ids(o.functions))
     for n in o.non_spatial_features:
         if n == 'available_actions': spaces.append(Space((n_fn,), 'float32', 0, 1, name=n))
@@ -108,18 +114,17 @@ _SPATIAL_ARGS = ('screen', 'minimap', 'screen2')
 
 def sc2_act_spec(o: SC2Options, map_name: str = 'sc2') -> Spec:
     "`function_id`, then one space per argument type the functions take, each knowing which functions use it."
-    import_pysc2()
-    from pysc2.lib import actions
+    t = pysc2_interface()
     ids = function_ids(o.functions)
     spaces = [Space((), 'int32', 0, len(ids) - 1, categorical=True, name='function_id')]
-    for t in actions.TYPES:
-        users = tuple(i for i, fid in enumerate(ids) if t.name in [a.name for a in actions.FUNCTIONS[fid].args])
+    for name, sizes in t['types'].items():
+        users = tuple(i for i, fid in enumerate(ids) if name in t['args'][fid])
         if not users: continue
-        if t.name in _SPATIAL_ARGS:
-            res = o.minimap_size if t.name == 'minimap' else o.screen_size
-            spaces.append(Space((), 'int32', 0, res * res - 1, categorical=True, spatial=True, name=t.name, used_by=users))
+        if name in _SPATIAL_ARGS:
+            res = o.minimap_size if name == 'minimap' else o.screen_size
+            spaces.append(Space((), 'int32', 0, res * res - 1, categorical=True, spatial=True, name=name, used_by=users))
         else:
-            spaces.append(Space((), 'int32', 0, t.sizes[0] - 1, categorical=True, name=t.name, used_by=users))
+            spaces.append(Space((), 'int32', 0, sizes[0] - 1, categorical=True, name=name, used_by=users))
     return Spec(spaces, map_name)
 
 # %% ../../nbs/15_envs_sc2.ipynb #c013
