@@ -24,14 +24,17 @@ def _parser() -> argparse.ArgumentParser:
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
     sub = p.add_subparsers(dest='command', metavar='{train,test,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
-    t.add_argument('--env', default=None, help='gymnasium env id, e.g. CartPole-v1, ALE/Pong-v5, InvertedPendulum-v5 '
-                   "(default: CartPole-v1; on --resume: the run's)")
-    t.add_argument('--agent', default=None, choices=['a2c', 'ppo'], help="learning algorithm (default: ppo; on "
-                   "--resume: the run's)")
+    t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
+                   'jax:DefeatRoaches), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
+                   "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
+    t.add_argument('--agent', default=None, choices=['a2c', 'ppo'], help="learning algorithm (default: the env "
+                   "family's: a2c for StarCraft II maps and mini-games, ppo otherwise; on --resume: the run's)")
     t.add_argument('--n-envs', type=int, default=None, help='parallel envs (default: the env family config)')
     t.add_argument('--steps', type=int, default=None, help='total env steps (default: the env family config)')
     t.add_argument('--seed', type=int, default=None, help="PRNG seed for the agent and the envs (default: 0; on "
                    "--resume: the run's)")
+    t.add_argument('--seeds', type=int, default=None, help='JAX-native envs: train this many independent agents '
+                   '(seeds --seed, --seed+1, ...) side by side in one program (default: 1)')
     t.add_argument('--run-id', default=None, help='run directory name (default: <env>_<agent>_<timestamp>)')
     g = t.add_mutually_exclusive_group()
     g.add_argument('--resume', action='store_true', help='continue an existing run from its last checkpoint')
@@ -75,7 +78,8 @@ def main(argv=None) -> int:
     from reaver_nb.training.run import train, test
     try:
         if a.command == 'train':
-            train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, run_id=a.run_id, resume=a.resume, force=a.force,
+            train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds, run_id=a.run_id,
+                  resume=a.resume, force=a.force,
                   initialize_from=a.initialize_from, results_dir=a.results_dir, gin_files=a.gin_file,
                   gin_params=a.gin_param, device=a.device, verbose=not a.quiet)
         else:

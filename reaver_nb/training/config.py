@@ -19,7 +19,7 @@ __all__ = ['CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RunSettings', 'config_
 
 # %% ../../nbs/09_config.ipynb #c006
 CONFIG_DIR = Path(str(resources.files('reaver_nb'))) / 'configs'
-DEFAULT_ENV, DEFAULT_AGENT = 'CartPole-v1', 'ppo'
+DEFAULT_ENV, DEFAULT_AGENT = 'jax:MoveToBeacon', 'a2c'
 
 @gin.configurable(module='reaver_nb.training.config')
 @dataclass(frozen=True)
@@ -38,13 +38,21 @@ class RunSettings:
     checkpoint_every: int = 1000   # updates between checkpoints (one is also written at the end and on Ctrl-C)
     checkpoint_minutes: float = 10.  # ...and at least this often in wall-clock time
     keep_checkpoints: int = 3
+    n_seeds: int = 1               # JAX-native envs: independent agents trained side by side in one program
+    fused: bool = True             # JAX-native envs: the fused path (False: the host path, as for any other env)
+
+def _family_files(family: str, name: str) -> list[Path]:
+    specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"
+    return [CONFIG_DIR / f'{family}.gin'] + ([specific] if specific.exists() else [])
 
 def config_files(env_id: str) -> list[Path]:
-    "The shipped configs for `env_id`: its family's, then an env-specific one if the package has it."
+    """The shipped configs for `env_id`: its family's, then an env-specific one if the package has it. A JAX-native
+    env first takes the configs of what it re-implements (`jax:MoveToBeacon` the StarCraft II map's, `gymnax:CartPole-v1`
+    gymnasium's CartPole's), then `jax.gin` and `jax/<name>.gin` for what the fused path changes."""
     family = env_family(env_id)
-    files = [CONFIG_DIR / f'{family}.gin']
-    specific = CONFIG_DIR / family / f"{env_id.replace('/', '_')}.gin"
-    return files + ([specific] if specific.exists() else [])
+    if family != 'jax': return _family_files(family, env_id)
+    base, name = env_id.split(':', 1)
+    return _family_files('sc2' if base == 'jax' else 'gym', name) + _family_files('jax', name)
 
 class ConfigError(ValueError): pass
 

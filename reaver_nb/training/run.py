@@ -12,6 +12,7 @@ import jax, jax.numpy as jnp
 import gin
 from ..envs.base import VectorEnv
 from ..envs.registry import check_env, env_factory, env_family, make_vector_env
+from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger
 from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
@@ -86,35 +87,46 @@ def _payload(state, frames=0, episodes=0, elapsed=0.):
 def train(env: str | None = None, agent: str | None = None, n_envs: int | None = None, steps: int | None = None,
           seed: int | None = None, run_id: str | None = None, resume: bool = False, force: bool = False,
           initialize_from: str | None = None, results_dir: str | Path = 'results', gin_files=(), gin_params=(),
-          device: str | None = None, verbose: bool = True, callbacks=()) -> dict:
-    "Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last row."
+          device: str | None = None, verbose: bool = True, callbacks=(), seeds: int | None = None) -> dict:
+    """Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last
+    row. `seeds` trains that many independent agents side by side (JAX-native envs only)."""
     with on_device(device):
         return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from, Path(results_dir),
-                      list(gin_files), list(gin_params), verbose, list(callbacks))
+                      list(gin_files), list(gin_params), verbose, list(callbacks), seeds)
 
 def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initialize_from, results_dir, gin_files,
-           gin_params, verbose, callbacks):
-    if run_id is None:
-        if resume: raise ValueError("--resume needs the --run-id of the run to continue.")
-        run_id = f"{(env or DEFAULT_ENV).replace('/', '_')}_{agent_name or DEFAULT_AGENT}_{time.strftime('%Y%m%d-%H%M%S')}"
-    run_dir = results_dir / run_id
-    check_run_dir(run_dir, resume, force)
-    if resume: base = [run_dir / 'config.gin']
+           gin_params, verbose, callbacks, n_seeds=None):
+    if run_id is None and resume: raise ValueError("--resume needs the --run-id of the run to continue.")
+    if resume:
+        check_run_dir(results_dir / run_id, resume, force)
+        base = [results_dir / run_id / 'config.gin']
     else: base = config_files(check_env(env or DEFAULT_ENV))
     parse_config(base + gin_files, gin_params + flag_bindings(env=env, agent=agent_name, n_envs=n_envs,
-                                                              total_steps=steps, seed=seed))
+                                                              total_steps=steps, seed=seed, n_seeds=n_seeds))
     cfg = RunSettings()
     check_env(cfg.env)
+    if run_id is None:
+        run_id = f"{cfg.env.replace('/', '_').replace(':', '_')}_{cfg.agent}_{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = results_dir / run_id
+    if not resume: check_run_dir(run_dir, resume, force)
     if cfg.agent not in AGENTS: raise ValueError(f"Unknown agent {cfg.agent!r}: choose one of {sorted(AGENTS)}.")
     hp = AGENTS[cfg.agent]()
     batch = hp.traj_len * cfg.n_envs
     if cfg.total_steps < batch:
         raise ValueError(f"--steps {cfg.total_steps} is less than one update of traj_len x n_envs = {batch} steps.")
     total_updates = cfg.total_steps // batch
+    src = None
     if initialize_from:
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
+    if cfg.n_seeds < 1: raise ValueError(f"--seeds must be at least 1, got {cfg.n_seeds}.")
+    if env_family(cfg.env) == 'jax' and cfg.fused:
+        return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks)
+    if cfg.n_seeds != 1:
+        raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one program, which needs a JAX-native env "
+                         "on the fused path (jax:MoveToBeacon, gymnax:CartPole-v1, ...); for other envs start one run "
+                         "per --seed.")
     venv = make_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
                                max_restarts=cfg.max_restarts)
     try:
@@ -126,14 +138,41 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         elif initialize_from:
             other = load_checkpoint(src, payload)
             payload = _payload(state.replace(params=other['state'].params))
-        if force and run_dir.exists(): shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(run_dir / 'config.gin', (f"# reaver_nb run {run_id}; written {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
-                                              + gin.operative_config_str()).encode())
+        _open_run_dir(run_dir, run_id, force)
         if verbose: print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env}, {cfg.n_envs} envs, {cfg.total_steps:,} steps "
                           f"-> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""), flush=True)
         return _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks)
     finally: venv.close()
+
+def _open_run_dir(run_dir, run_id, force):
+    "(Re)create the run directory and write the operative config, the record of every setting of the run."
+    if force and run_dir.exists(): shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(run_dir / 'config.gin', (f"# reaver_nb run {run_id}; written {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+                                          + gin.operative_config_str()).encode())
+
+def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks):
+    "A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused)."
+    from reaver_nb.training.fused import FusedTrainer, fused_loop
+    env = make_jax_env(cfg.env)
+    agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, cfg.n_envs, total_updates)
+    trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
+    carry = trainer.init(cfg.seed)
+    frames = episodes = 0; elapsed = 0.
+    ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
+    if ckpt:
+        p = load_checkpoint(ckpt, _payload(carry))
+        carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
+    elif src:
+        other = load_checkpoint(src, _payload(carry))
+        carry = trainer.place(carry.replace(agent=carry.agent.replace(params=other['state'].agent.params)))
+    _open_run_dir(run_dir, run_id, force and not resume)
+    if verbose:
+        seeds = f", {cfg.n_seeds} seeds ({trainer.sharding(carry)})" if cfg.n_seeds > 1 else ''
+        print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env} (fused, {trainer.loop} loop), {cfg.n_envs} envs"
+              f"{seeds}, {cfg.total_steps:,} steps -> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""),
+              flush=True)
+    return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload)
 
 def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
@@ -190,6 +229,12 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
     with on_device(device):
         parse_config([run_dir / 'config.gin'])
         cfg = RunSettings()
+        if env_family(cfg.env) == 'jax' and cfg.fused:
+            ev, agent, params = _test_fused(cfg, run_id, ckpt, episodes, greedy, seed)
+            if render: ev['video'] = str(record_video(cfg.env, agent, params, run_dir, greedy, seed))
+            atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
+            if verbose: _print_eval(ev)
+            return ev
         n = min(n_envs or cfg.n_envs, episodes)
         venv = make_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
         try:
@@ -215,11 +260,33 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
                   lengths=[l for ls in lengths for l in ls], date=time.strftime('%Y-%m-%d %H:%M:%S'))
         if render: ev['video'] = str(record_video(cfg.env, agent, params, run_dir, greedy, seed))
     atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
-    if verbose:
-        print(f"{run_id}: {ev['episodes']} episodes of {cfg.env} at {ev['frames']:,} frames: return "
-              f"{ev['mean']:.2f} ± {ev['std']:.2f} [min {ev['min']:.1f}, max {ev['max']:.1f}]"
-              + (f"; video {ev['video']}" if render else ''), flush=True)
+    if verbose: _print_eval(ev)
     return ev
+
+def _print_eval(ev):
+    seeds = ev.get('per_seed_mean') or []
+    print(f"{ev['run_id']}: {ev['episodes']} episodes of {ev['env']} at {ev['frames']:,} frames: return "
+          f"{ev['mean']:.2f} ± {ev['std']:.2f} [min {ev['min']:.1f}, max {ev['max']:.1f}]"
+          + (f"; per seed {', '.join(f'{m:.2f}' for m in seeds)}" if len(seeds) > 1 else '')
+          + (f"; video {ev['video']}" if ev.get('video') else ''), flush=True)
+
+def _test_fused(cfg, run_id, ckpt, episodes, greedy, seed):
+    "Evaluate every seed of a fused run (`episodes` each, in parallel on the device); also the agent and seed 0's params."
+    from reaver_nb.training.fused import FusedTrainer, evaluate
+    env = make_jax_env(cfg.env)
+    agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
+    trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
+    payload = load_checkpoint(ckpt, _payload(trainer.init(0)))
+    per_seed = []
+    for k in range(cfg.n_seeds):
+        params = jax.tree.map(lambda x: x[k], payload['state'].agent.params)
+        per_seed.append(np.asarray(evaluate(env, agent, params, jax.random.PRNGKey(seed + k), episodes, greedy)))
+    rets = np.concatenate(per_seed)
+    return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=int(payload['frames']),
+                episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
+                min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(), seeds=cfg.n_seeds,
+                per_seed_mean=[float(r.mean()) for r in per_seed], date=time.strftime('%Y-%m-%d %H:%M:%S')), \
+           agent, jax.tree.map(lambda x: x[0], payload['state'].agent.params)
 
 def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frames=400, every=2) -> Path:
     "Play one episode with rendering and save every `every`-th frame (up to `max_frames`) as a GIF."
@@ -232,7 +299,9 @@ def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frame
         obs, key, frames = env.reset(seed=seed), jax.random.PRNGKey(seed), []
         batch = lambda o: tuple(x[None] for x in o)
         for t in range(max_frames * every):
-            if t % every == 0: frames.append(env.render())
+            if t % every == 0:
+                frames.append(env.render())
+                if frames[-1] is None: raise ValueError(f"{env_id} draws no frames, so --render cannot record it.")
             if greedy: a = jax.device_get(agent.greedy(params, batch(obs)))
             else: a, _, _, key = agent.act(params, batch(obs), key); a = jax.device_get(a)
             obs, r, te, tr = env.step(tuple(x[0] for x in a))

@@ -1,0 +1,136 @@
+"""JAX mini-games: each map's reward, respawn and end rules, the action mask, and the game's selection logic."""
+import jax, jax.numpy as jnp, numpy as np
+import pytest
+from reaver_nb.envs import minigames as mg
+from reaver_nb.envs.minigames import (MoveToBeacon, CollectMineralShards, DefeatRoaches, GameState, make_units,
+                                      MARINE, ROACH, BEACON, SHARD, MOVE, IDLE, MAX_MARINES, N_ROACHES, N_SHARDS)
+
+def state_of(units, step=0):
+    return GameState(units, jnp.int32(step), jnp.zeros(()), jnp.zeros((), jnp.int32))
+
+def call(game, fn, **args): return mg._call(game, fn, **args)
+
+def names(game, obs): return dict(zip(game.obs_spec.names, obs))
+
+def test_move_to_beacon_reward_and_respawn():
+    g = MoveToBeacon()
+    u = make_units([MARINE, BEACON], [[10., 12.], [10.5, 12.]], [True, True])
+    obs, s, r, term, trunc = g.step(jax.random.PRNGKey(0), state_of(u), call(g, 0))
+    assert float(r) == 1.0 and not bool(term)
+    marine, beacon = np.asarray(s.units.pos)
+    assert np.linalg.norm(marine - beacon) >= 5.0                       # the beacon reappears >= 5 units away
+    (x0, y0), (x1, y1) = g.playable
+    assert x0 <= beacon[0] <= x1 and y0 <= beacon[1] <= y1
+    _, s, r, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 0))
+    assert float(r) == 0.0                                               # a standing marine scores nothing more
+
+def test_move_to_beacon_start_and_time_limit():
+    g = MoveToBeacon()
+    for k in range(20):
+        obs, s = g.reset(jax.random.PRNGKey(k))
+        marine, beacon = np.asarray(s.units.pos)
+        assert np.linalg.norm(marine - beacon) >= 4.0 and not bool(s.units.selected[0])   # >= 4 away, unselected
+    s = s.replace(step=jnp.int32(g.max_steps - 1))
+    _, _, _, term, trunc = g.step(jax.random.PRNGKey(0), s, call(g, 0))
+    assert g.max_steps == 240 and bool(term) and not bool(trunc)         # 120 s = 240 steps of 8 loops: LAST
+
+def test_collect_mineral_shards_rules():
+    g = CollectMineralShards()
+    obs, s = g.reset(jax.random.PRNGKey(0))
+    pos = np.asarray(s.units.pos)
+    assert np.linalg.norm(pos[2:, None] - pos[None, :2], axis=-1).min() >= 2.0
+    # a marine standing on a shard collects it (+1) and the shard disappears
+    u = s.units.replace(pos=s.units.pos.at[0].set(s.units.pos[2]))
+    _, s2, r, _, _ = g.step(jax.random.PRNGKey(1), state_of(u), call(g, 0))
+    assert float(r) == 1.0 and not bool(s2.units.alive[2]) and int(s2.units.alive[2:].sum()) == N_SHARDS - 1
+    # the last shard taken: all 20 respawn, at least 2 units from both marines
+    alive = jnp.zeros(2 + N_SHARDS, bool).at[:3].set(True)
+    u = s.units.replace(alive=alive, pos=s.units.pos.at[0].set(s.units.pos[2]))
+    _, s3, r, _, _ = g.step(jax.random.PRNGKey(2), state_of(u), call(g, 0))
+    assert float(r) == 1.0 and int(s3.units.alive[2:].sum()) == N_SHARDS
+    pos = np.asarray(s3.units.pos)
+    assert np.linalg.norm(pos[2:, None] - pos[None, :2], axis=-1).min() >= 2.0 - 1e-5
+
+def test_defeat_roaches_rules():
+    g = DefeatRoaches()
+    obs, s = g.reset(jax.random.PRNGKey(0))
+    u = s.units
+    assert int(u.alive[:MAX_MARINES].sum()) == 9 and int(u.alive[MAX_MARINES:].sum()) == N_ROACHES
+    assert bool(u.selected[:9].all())                                     # preselected
+    # a roach about to die: +10
+    u1 = u.replace(hp=u.hp.at[MAX_MARINES].set(0.5), order=u.order.at[:9].set(mg.ATTACK_UNIT),
+                   target=u.target.at[:9].set(MAX_MARINES),
+                   pos=u.pos.at[:9].set(u.pos[MAX_MARINES] - jnp.array([3., 0.])))
+    _, s1, r, term, _ = g.step(jax.random.PRNGKey(1), state_of(u1), call(g, 0))
+    assert float(r) >= 10.0 - 9 and not bool(s1.units.alive[MAX_MARINES])
+    # the last roach dies: 4 new roaches, 5 fresh marines, everyone back in lines
+    alive = u.alive.at[MAX_MARINES + 1:].set(False).at[5:9].set(False)  # 5 marines and 1 roach left
+    u2 = u1.replace(alive=alive, hp=jnp.where(alive, u1.hp, -1e9))
+    _, s2, r, term, _ = g.step(jax.random.PRNGKey(2), state_of(u2), call(g, 0))
+    assert int(s2.units.alive[MAX_MARINES:].sum()) == N_ROACHES and bool((s2.units.hp[MAX_MARINES:] == 145).all())
+    assert int(s2.units.alive[:MAX_MARINES].sum()) == 5 + 5 and int(s2.extra) == 1 and not bool(term)
+    mx = np.asarray(s2.units.pos)[:MAX_MARINES][np.asarray(s2.units.alive[:MAX_MARINES])][:, 0]
+    rx = np.asarray(s2.units.pos)[MAX_MARINES:, 0]
+    assert np.ptp(mx) < 3 and np.abs(mx.mean() - rx.mean()) > 10        # opposite sides
+    # the last marine dies: -1 and the episode ends
+    alive = u.alive.at[1:MAX_MARINES].set(False)
+    u3 = u.replace(alive=alive, hp=u.hp.at[0].set(1.), pos=u.pos.at[0].set(u.pos[MAX_MARINES] - jnp.array([2., 0.])))
+    _, s3, r, term, _ = g.step(jax.random.PRNGKey(3), state_of(u3), call(g, 0))
+    assert float(r) == -1.0 and bool(term)
+
+def test_unavailable_functions_are_masked_and_ignored():
+    g = MoveToBeacon()
+    obs, s = g.reset(jax.random.PRNGKey(0))
+    avail = names(g, obs)['available_actions']
+    ids = [g.function_ids[i] for i in np.flatnonzero(np.asarray(avail))]
+    assert ids == [0, 2, 3, 7]                       # nothing selected: no Move_screen / Attack_screen
+    # the game would reject Move_screen now: the env ignores it (a no_op), the marine does not move
+    _, s2, _, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 331, screen=0))
+    assert int(s2.units.order[0]) == IDLE and np.allclose(s2.units.pos, s.units.pos)
+    # functions of the set that the simulation does not play are never available
+    obs, s3, _, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 7))
+    ids = [g.function_ids[i] for i in np.flatnonzero(np.asarray(names(g, obs)['available_actions']))]
+    assert ids == [0, 2, 3, 7, 12, 331]
+    _, s4, _, _, _ = g.step(jax.random.PRNGKey(1), s3, call(g, 331, screen=0))
+    assert int(s4.units.order[0]) == MOVE
+
+def test_selection_follows_the_game():
+    g = CollectMineralShards()
+    u = make_units([MARINE, MARINE] + [SHARD] * N_SHARDS, [[6., 12.], [18., 12.]] + [[-50., -50.]] * N_SHARDS,
+                   [True, True] + [False] * N_SHARDS)
+    s = state_of(u)
+    res = g.options.screen_size
+    px = lambda p: mg._pixel(jnp.asarray(p), res)
+    sel = lambda s: np.asarray(s.units.selected[:2]).tolist()
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([6., 12.])))
+    assert sel(s) == [True, False]
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=1, screen=px([18., 12.])))
+    assert sel(s) == [True, True]                    # toggle adds
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([12., 20.])))
+    assert sel(s) == [True, True]                    # a click on empty ground keeps the selection
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=1, screen=px([18., 12.])))
+    assert sel(s) == [True, False]                   # toggle removes
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 3, select_add=0, screen=px([13., 1.]), screen2=px([23., 20.])))
+    assert sel(s) == [False, True]                   # a box around the right marine
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 7, select_add=0))
+    assert sel(s) == [True, True]                    # select_army
+
+def test_feature_layers_are_pysc2_values():
+    g = DefeatRoaches()
+    obs, s = g.reset(jax.random.PRNGKey(0))
+    f = names(g, obs)
+    pr = np.asarray(f['screen/player_relative'])
+    assert set(np.unique(pr)) == {0, 1, 4}           # background, self, enemy
+    assert (np.asarray(f['screen/selected'])[pr == 1] == 1).all()
+    hp = np.asarray(f['screen/unit_hit_points_ratio'])
+    assert hp.max() == 255 and hp[pr == 0].max() == 0
+    assert set(np.unique(np.asarray(f['screen/visibility_map']))) <= {0, 2}
+    cam = np.asarray(f['minimap/camera'])
+    assert 0 < cam.mean() < 1                        # the camera box covers part of the 64 x 64 map
+    for sp, x in zip(g.obs_spec, obs): assert sp.contains(np.asarray(x)), sp
+
+def test_scripted_policies_score_like_strong_play():
+    "Calibration: the scripted MoveToBeacon player scores about what the GrandMaster (28) and best agents (26-27) do."
+    g = MoveToBeacon()
+    scores = np.asarray(mg.play(g, mg.scripted_policy(g), jax.random.PRNGKey(0), 20))
+    assert 24 <= scores.mean() <= 32, scores
