@@ -86,7 +86,9 @@ class FusedTrainer:
             key, k_act, k_env = jax.random.split(key, 3)
             a, logp, v, _ = agent._act(params, vs.obs, k_act)
             new, r, term, trunc, final, ep_ret, ep_len = vec_step(env, k_env, vs, a)
-            tv = jnp.where(trunc, agent._value(params, final), 0.) if env.truncates else jnp.zeros_like(r)
+            tv = jnp.zeros_like(r)
+            if env.truncates:   # the value of the last observation of time-limited episodes, only when there are some
+                tv = jax.lax.cond(trunc.any(), lambda: jnp.where(trunc, agent._value(params, final), 0.), lambda: tv)
             return (new, key), (vs.obs, a, logp, v, r, term, trunc, tv, ep_ret, ep_len)
         (vs, key), (obs, acts, logp, v, r, term, trunc, tv, ep_ret, ep_len) = jax.lax.scan(
             step, (c.envs, c.key), None, length=T)
