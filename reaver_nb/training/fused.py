@@ -45,6 +45,12 @@ def vec_step(env, key, vs: VecState, action):
     return new, r, term, trunc, obs, jnp.where(done, ret, 0.), jnp.where(done, length, 0)
 
 # %% ../../nbs/19_fused.ipynb #c006
+def _shard_map(f, mesh, in_specs, out_specs):
+    "`jax.shard_map` (jax >= 0.6), or its earlier home in `jax.experimental`."
+    if hasattr(jax, 'shard_map'): return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+    from jax.experimental.shard_map import shard_map
+    return shard_map(f, mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
+
 class Carry(struct.PyTreeNode):
     agent: TrainState
     envs: VecState
@@ -73,8 +79,15 @@ class FusedTrainer:
             lift = lambda f: lambda c, *a: jax.tree.map(lambda x: x[None], f(jax.tree.map(lambda x: x[0], c), *a))
             self._chunk, self._one = jax.jit(lift(self._run)), jax.jit(lift(self._update))
         else:
-            self._chunk = jax.jit(jax.vmap(self._run, in_axes=(0, None)))
-            self._one = jax.jit(jax.vmap(self._update))
+            chunk, one = jax.vmap(self._run, in_axes=(0, None)), jax.vmap(self._update)
+            d = len(self.devices)
+            if d > 1 and n_seeds % d == 0:
+                # seeds split over devices: each device runs its own seeds (`shard_map`), so XLA never partitions the
+                # grouped convolutions that `vmap` over per-seed weights makes (its SPMD partitioner rejects them)
+                mesh = Mesh(np.array(self.devices), ('d',))
+                chunk = _shard_map(chunk, mesh, (P('d'), P()), P('d'))
+                one = _shard_map(one, mesh, P('d'), P('d'))
+            self._chunk, self._one = jax.jit(chunk), jax.jit(one)
         self._acc = jax.jit(_accumulate)
 
     # -- one seed ----------------------------------------------------------------------------------------------------
@@ -130,7 +143,7 @@ class FusedTrainer:
     def place(self, carry: Carry) -> Carry:
         """Spread over the devices: seeds when they divide evenly, else the envs of each seed, else one device."""
         d = len(self.devices)
-        if d == 1: return carry
+        if d == 1: return jax.device_put(carry, self.devices[0])   # also turns a restored checkpoint's arrays into jax's
         mesh = Mesh(np.array(self.devices), ('d',))
         if self.n_seeds % d == 0: spec = lambda x: P('d')
         elif self.n_envs % d == 0:
@@ -144,7 +157,7 @@ class FusedTrainer:
 
     def sharding(self, carry: Carry) -> str:
         "How the carry is laid out, in words."
-        shard = carry.envs.ret.sharding
+        shard = getattr(carry.envs.ret, 'sharding', None)
         if len(self.devices) == 1 or not isinstance(shard, NamedSharding): return 'one device'
         return f"{'seeds' if self.n_seeds % len(self.devices) == 0 else 'envs'} split over {len(self.devices)} devices"
 
