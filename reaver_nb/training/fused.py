@@ -46,8 +46,10 @@ def vec_step(env, key, vs: VecState, action):
 
 # %% ../../nbs/19_fused.ipynb #c006
 def _shard_map(f, mesh, in_specs, out_specs):
-    "`jax.shard_map` (jax >= 0.6), or its earlier home in `jax.experimental`."
-    if hasattr(jax, 'shard_map'): return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+    "`jax.shard_map` (jax >= 0.6; `check_vma` from 0.7), or its earlier home in `jax.experimental`."
+    if hasattr(jax, 'shard_map'):
+        try: return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+        except TypeError: return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
     from jax.experimental.shard_map import shard_map
     return shard_map(f, mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
 
