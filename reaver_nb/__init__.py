@@ -20,3 +20,8 @@ def test(*args, **kwargs):
     return _test(*args, **kwargs)
 
 test.__test__ = False  # not a pytest test
+
+def compare(*args, **kwargs):
+    "Tested runs next to the published scores of their maps (see `reaver_nb.results.compare`)."
+    from reaver_nb.results import compare as _compare
+    return _compare(*args, **kwargs)

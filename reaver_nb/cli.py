@@ -22,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt = _Help
     p = argparse.ArgumentParser(prog='reaver', formatter_class=fmt,
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
-    sub = p.add_subparsers(dest='command', metavar='{train,test,sc2,doctor}')
+    sub = p.add_subparsers(dest='command', metavar='{train,test,compare,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
                    'jax:DefeatRoaches), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument('--seed', type=int, default=12345, help='seed of the test episodes')
     e.add_argument('--results-dir', default='results', help='where run directories live')
     e.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
+    c = sub.add_parser('compare', formatter_class=fmt, help='tested runs next to the published scores of their maps')
+    c.add_argument('runs', nargs='+', metavar='RUN', help='run ids (under --results-dir) or run directories, '
+                   'each tested with `reaver test`')
+    c.add_argument('--results-dir', default='results', help='where run directories live')
     s = sub.add_parser('sc2', formatter_class=fmt, help='StarCraft II: `reaver sc2 install --accept-eula` downloads '
                        'the game and maps; `reaver sc2 doctor` checks this machine', add_help=False)
     s.add_argument('action', choices=['install', 'doctor'], help='what to do')
@@ -75,6 +79,12 @@ def main(argv=None) -> int:
     if a.command == 'doctor':
         from reaver_nb.sc2.launch import doctor
         return 0 if all(ok for ok, _ in doctor(a.sc2path).values()) else 1
+    if a.command == 'compare':
+        from reaver_nb.results import compare
+        try: print(compare(a.runs, a.results_dir))
+        except (ValueError, FileNotFoundError) as err:
+            print(f"reaver compare: error: {err}", file=sys.stderr); return 2
+        return 0
     from reaver_nb.training.run import train, test
     try:
         if a.command == 'train':

@@ -28,6 +28,12 @@ def test_seeds_resume_and_test(results):
     assert r.returncode == 0, r.stderr
     ev = json.loads((run / 'evaluation.json').read_text())
     assert ev['episodes'] == 6 and len(ev['per_seed_mean']) == 2 and ev['frames'] == 256
+    # compare: the evaluation next to the published MoveToBeacon scores
+    r = reaver('compare', 'mtb', '--results-dir', results)
+    assert r.returncode == 0, r.stderr
+    assert 'MoveToBeacon' in r.stdout and '26.3 (1.8) [21, 31]' in r.stdout and 'JAX simulation' in r.stdout
+    r = reaver('compare', 'not_tested', '--results-dir', results)
+    assert r.returncode == 2 and 'reaver test --run-id not_tested' in r.stderr
 
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',
