@@ -22,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt = _Help
     p = argparse.ArgumentParser(prog='reaver', formatter_class=fmt,
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
-    sub = p.add_subparsers(dest='command', metavar='{train,test,compare,sc2,doctor}')
+    sub = p.add_subparsers(dest='command', metavar='{train,test,compare,export,import,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
                    'jax:DefeatRoaches), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
@@ -59,6 +59,18 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument('runs', nargs='+', metavar='RUN', help='run ids (under --results-dir) or run directories, '
                    'each tested with `reaver test`')
     c.add_argument('--results-dir', default='results', help='where run directories live')
+    x = sub.add_parser('export', formatter_class=fmt, help='pack a run (config, latest weights, logs, evaluation, '
+                       'videos) into one .reaver.tar.gz archive')
+    x.add_argument('run', metavar='RUN', help='run id (under --results-dir) or run directory')
+    x.add_argument('--out', default=None, help='archive path (default: ./<run-id>.reaver.tar.gz)')
+    x.add_argument('--all-checkpoints', action='store_true', help='carry every checkpoint, not only the latest')
+    x.add_argument('--results-dir', default='results', help='where run directories live')
+    i = sub.add_parser('import', formatter_class=fmt, help="unpack someone's run archive into the results directory "
+                       '(checked first: nothing is unpickled or executed)')
+    i.add_argument('archive', metavar='ARCHIVE', help='a .reaver.tar.gz made by `reaver export`')
+    i.add_argument('--run-id', default=None, help="run id to import as (default: the archive's)")
+    i.add_argument('--force', action='store_true', help='replace an existing run with that id')
+    i.add_argument('--results-dir', default='results', help='where run directories live')
     s = sub.add_parser('sc2', formatter_class=fmt, help='StarCraft II: `reaver sc2 install --accept-eula` downloads '
                        'the game and maps; `reaver sc2 doctor` checks this machine', add_help=False)
     s.add_argument('action', choices=['install', 'doctor'], help='what to do')
@@ -84,6 +96,15 @@ def main(argv=None) -> int:
         try: print(compare(a.runs, a.results_dir))
         except (ValueError, FileNotFoundError) as err:
             print(f"reaver compare: error: {err}", file=sys.stderr); return 2
+        return 0
+    if a.command in ('export', 'import'):
+        from reaver_nb.archive import export_run, import_run
+        try:
+            if a.command == 'export':
+                print(f"Exported {a.run} to {export_run(a.run, a.results_dir, a.out, a.all_checkpoints)}")
+            else: print(f"Imported {a.archive} as {import_run(a.archive, a.results_dir, a.run_id, a.force)}")
+        except (ValueError, FileExistsError, FileNotFoundError) as err:
+            print(f"reaver {a.command}: error: {err}", file=sys.stderr); return 2
         return 0
     from reaver_nb.training.run import train, test
     try:

@@ -34,6 +34,15 @@ def test_seeds_resume_and_test(results):
     assert 'MoveToBeacon' in r.stdout and '26.3 (1.8) [21, 31]' in r.stdout and 'JAX simulation' in r.stdout
     r = reaver('compare', 'not_tested', '--results-dir', results)
     assert r.returncode == 2 and 'reaver test --run-id not_tested' in r.stderr
+    # export / import: the run travels as one archive and tests the same on the other side
+    r = reaver('export', 'mtb', '--results-dir', results, '--out', results / 'mtb.reaver.tar.gz')
+    assert r.returncode == 0, r.stderr
+    other = results / 'other'
+    r = reaver('import', results / 'mtb.reaver.tar.gz', '--results-dir', other, '--run-id', 'mtb2')
+    assert r.returncode == 0, r.stderr
+    assert json.loads((other / 'mtb2' / 'evaluation.json').read_text())['returns'] == ev['returns']
+    r = reaver('import', results / 'mtb.reaver.tar.gz', '--results-dir', other, '--run-id', 'mtb2')
+    assert r.returncode == 2 and '--force' in r.stderr
 
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',
