@@ -5,7 +5,7 @@ Modules:
 - `reaver_nb.envs.shm`: `ShmVectorEnv`: env workers write observations straight into shared memory; nothing is pickled per step.
 - `reaver_nb.envs.shm_worker`: Worker process of `ShmVectorEnv`: steps a slice of envs and writes results straight into shared memory.
 - `reaver_nb.sc2.installer`: Download and install the headless StarCraft II Linux client and its maps.
-- `reaver_nb.training.fused`: For JAX-native environments the whole training run — rollouts over `vmap`-ed envs, returns, the agent's update — is one compiled XLA program; `K` seeds train side by side in it (`vmap` over keys), sharded over the devices there are. The host runs it in chunks of updates, so logs, live plots and atomic checkpoints still happen during long runs, and `--resume` works as on the host path."""
+- `reaver_nb.training.fused`: For JAX-native environments the whole training run — rollouts over `vmap`-ed envs, returns, the agent's update — is one compiled XLA program; `K` seeds train side by side in it (`vmap` over keys; on a CPU, image models write the seeds out one after another instead), sharded over the devices there are. The host runs it in chunks of updates, so logs, live plots and atomic checkpoints still happen during long runs, and `--resume` works as on the host path."""
 
 __version__ = "0.1.0"
 
