@@ -6,6 +6,7 @@ Relational deep RL (ReDRL) and DeepMind's GrandMaster player — with a plain ve
 # %% ../nbs/21_results.ipynb #c002
 from __future__ import annotations
 import csv, json, math
+import numpy as np
 from importlib import resources
 from pathlib import Path
 
@@ -102,13 +103,11 @@ def compare(runs, results_dir: str | Path = 'results') -> Comparison:
     for ev in evs: by_env.setdefault((ev['env'], ev.get('agent')), []).append(ev)
     rows = []
     for (env, agent), group in by_env.items():
-        rets = [float(x) for ev in group for x in ev['returns']]
-        n = len(rets)
-        mean = sum(rets) / n
-        std = math.sqrt(sum((x - mean) ** 2 for x in rets) / n)
+        rets = np.concatenate([np.asarray(ev['returns'], float) for ev in group])
+        n, mean, std, lo, hi = rets.size, float(rets.mean()), float(rets.std()), float(rets.min()), float(rets.max())
         m = map_name(env); p = pub.get(m, {})
-        rows.append(dict(map=m, env=env, agent=agent, runs=len(group), episodes=n, mean=mean, std=std, min=min(rets), max=max(rets),
-                         ours=f"{mean:.1f} ({std:.1f}) [{min(rets):g}, {max(rets):g}] over {n}",
+        rows.append(dict(map=m, env=env, agent=agent, runs=len(group), episodes=n, mean=mean, std=std, min=lo, max=hi,
+                         ours=f"{mean:.1f} ({std:.1f}) [{lo:g}, {hi:g}] over {n}",
                          **{SOURCES[s]: _fmt_pub(p.get(s)) for s in SOURCES},
                          verdict=verdict(mean, std, n, p, simulated=env.startswith('jax:'))))
     return Comparison(rows)

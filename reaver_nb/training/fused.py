@@ -85,8 +85,7 @@ class FusedTrainer:
         # one seed runs without `vmap`: a vmapped convolution over per-seed weights becomes a grouped convolution,
         # which XLA:CPU runs far slower (20x, FullyConv) than the plain one
         if n_seeds == 1:
-            lift = lambda f: lambda c, *a: jax.tree.map(lambda x: x[None], f(jax.tree.map(lambda x: x[0], c), *a))
-            self._chunk, self._one = jax.jit(lift(self._run)), jax.jit(lift(self._update))
+            self._chunk, self._one = jax.jit(_written_out(self._run)), jax.jit(_written_out(self._update))
         else:
             chunk, one = jax.vmap(self._run, in_axes=(0, None)), jax.vmap(self._update)
             if self.loop == 'host':
@@ -171,7 +170,7 @@ class FusedTrainer:
 
     def sharding(self, carry: Carry) -> str:
         "How the carry is laid out, in words."
-        shard = getattr(carry.envs.ret, 'sharding', None)
+        shard = carry.envs.ret.sharding
         if len(self.devices) == 1 or not isinstance(shard, NamedSharding): return 'one device'
         return f"{'seeds' if self.n_seeds % len(self.devices) == 0 else 'envs'} split over {len(self.devices)} devices"
 
