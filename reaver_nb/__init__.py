@@ -9,10 +9,19 @@ Modules:
 
 __version__ = "0.1.0"
 
-def train(*args, **kwargs):
-    "Train an agent (see `reaver_nb.training.run.train`)."
+def train(*args, dashboard=None, progress=None, callbacks=(), **kwargs):
+    """Train an agent (see `reaver_nb.training.run.train`), showing the live dashboard in a notebook and a progress bar
+    in a terminal (`dashboard=False` / `progress=False` turn them off; pass a `Dashboard` to keep a handle on it)."""
     from reaver_nb.training.run import train as _train
-    return _train(*args, **kwargs)
+    from reaver_nb.ui.dashboard import Dashboard, run_callbacks
+    shown = run_callbacks(dashboard, progress)
+    if any(isinstance(c, Dashboard) for c in shown):
+        kwargs.setdefault('verbose', False)   # the dashboard shows Reaver's log lines itself
+        bindings = list(kwargs.get('gin_params', ()))
+        if not any('log_seconds' in b for b in bindings):   # a live plot wants a row every few seconds
+            bindings.append(f'RunSettings.log_seconds = {Dashboard.log_seconds}')
+        kwargs['gin_params'] = bindings
+    return _train(*args, callbacks=[*callbacks, *shown], **kwargs)
 
 def test(*args, **kwargs):
     "Evaluate a run (see `reaver_nb.training.run.test`)."

@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument('--gin-param', action='append', default=[], help="gin binding, e.g. 'PPO.learning_rate = 1e-3' "
                    '(repeatable)')
     t.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
-    t.add_argument('--quiet', action='store_true', help='no terminal log (files are still written)')
+    t.add_argument('--quiet', action='store_true', help='no terminal log or progress bar (files are still written)')
     e = sub.add_parser('test', formatter_class=fmt, help="evaluate a run's latest checkpoint")
     e.add_argument('--run-id', required=True, help='the run to evaluate')
     e.add_argument('--episodes', type=int, default=100, help='episodes to play')
@@ -104,10 +104,12 @@ def main(argv=None) -> int:
             print(f"Imported {a.archive} as {import_run(a.archive, a.results_dir, a.run_id, a.force)}")
         elif a.command == 'train':
             from reaver_nb.training.run import train
+            from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
             train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds, run_id=a.run_id,
                   resume=a.resume, force=a.force,
                   initialize_from=a.initialize_from, results_dir=a.results_dir, gin_files=a.gin_file,
-                  gin_params=a.gin_param, device=a.device, verbose=not a.quiet)
+                  gin_params=a.gin_param, device=a.device, verbose=not a.quiet,
+                  callbacks=[] if a.quiet else run_callbacks(dashboard=False))
         else:
             from reaver_nb.training.run import test
             test(a.run_id, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=a.results_dir,

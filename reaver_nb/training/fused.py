@@ -190,8 +190,20 @@ def _accumulate(msum, ssum, m, s):
 
 # %% ../../nbs/19_fused.ipynb #c008
 import json, sys
-from .logger import Logger
+from .logger import Logger, StopTraining, notify
 from .checkpoint import save_checkpoint
+
+def _recent(history: list, window: int = 100) -> dict:
+    """Per-seed episode statistics of the most recent chunks holding `window` episodes (fewer if the run has not
+    had that many); drops older chunks from `history` (a list of per-chunk stats, oldest first)."""
+    h = {k: np.stack([np.asarray(c[k], float).reshape(-1) for c in history]) for k in EP_STATS}   # [chunks, seeds]
+    n = h['ep_count']
+    later = np.cumsum(n[::-1], 0)[::-1] - n          # episodes in the chunks after each one
+    use = later < window
+    del history[:int(np.argmax(use.any(1)))]         # chunks no seed needs any more
+    fill = dict(ep_return_max=-np.inf, ep_return_min=np.inf)
+    red = dict(ep_return_max=np.max, ep_return_min=np.min)
+    return {k: red.get(k, np.sum)(np.where(use, h[k], fill.get(k, 0.)), 0) for k in EP_STATS}
 
 def _row_stats(s: dict, n_seeds: int) -> tuple[dict, list]:
     "Log-row episode statistics from per-seed sums; and each seed's mean return (None where no episode ended)."
@@ -209,7 +221,7 @@ def _row_stats(s: dict, n_seeds: int) -> tuple[dict, list]:
     return row, per_seed
 
 def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: int, elapsed: float, run_dir,
-               verbose: bool = True, callbacks=(), payload=None) -> dict:
+               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None) -> dict:
     "Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss."
     from pathlib import Path
     run_dir = Path(run_dir)
@@ -221,7 +233,11 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
     done_updates = frames // batch
     def save(c):
         return save_checkpoint(ckpt_dir, frames, payload(c, frames, episodes, logger.elapsed), cfg.keep_checkpoints)
-    row, per_update, last_ckpt = None, None, done_updates
+    row, per_update, last_ckpt, stopped, history = None, None, done_updates, False, []
+    notify(callbacks, 'on_start', info or {})
+    def result(**extra):
+        return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=done_updates,
+                    time=logger.elapsed, last=row, seeds=K, stopped=stopped, **extra)
     try:
         while done_updates < total_updates:
             n = min(cfg.log_every, total_updates - done_updates)
@@ -240,7 +256,8 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             else: per_update = -1.  # the first chunk includes compilation: measure from the next one
             if per_update < 0: per_update = None
             done_updates += n; frames += n * batch
-            ep_row, per_seed = _row_stats(stats, K)
+            history.append(jax.tree.map(np.asarray, stats))
+            ep_row, per_seed = _row_stats(_recent(history), K)
             episodes += int(np.asarray(stats['ep_count']).sum())
             row = logger.row(frames, episodes, done_updates, metrics)
             row.update(ep_row)
@@ -251,19 +268,23 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             if logger.tb and K > 1:
                 for k, m in enumerate(per_seed):
                     if m is not None: logger.tb.add_scalar(f'seed_{k}/ep_return_mean', m, frames)
-            for cb in callbacks: cb(row)
+            try: notify(callbacks, 'on_row', row)
+            except StopTraining: stopped = True; break
             if done_updates - last_ckpt >= cfg.checkpoint_every: save(carry); last_ckpt = done_updates
-        save(carry)
+        path = save(carry)
+        if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
     except KeyboardInterrupt:
         path = save(carry)
         if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
+        notify(callbacks, 'on_end', result(interrupted=True))
         raise
     finally:
         logger.close(); seeds_log.close()
-    return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=done_updates, time=logger.elapsed,
-                last=row, seeds=K)
+    out = result()
+    notify(callbacks, 'on_end', out)
+    return out
 
-# %% ../../nbs/19_fused.ipynb #c010
+# %% ../../nbs/19_fused.ipynb #c011
 def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, greedy: bool = False,
              max_steps: int | None = None):
     "Returns per-episode returns [episodes] of one agent's `params` (episodes run in parallel)."

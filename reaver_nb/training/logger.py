@@ -9,9 +9,10 @@ import json, sys, time
 from collections import deque
 from pathlib import Path
 import numpy as np
+from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['COLUMNS', 'format_row', 'Logger']
+__all__ = ['COLUMNS', 'format_row', 'Logger', 'StopTraining', 'notify']
 
 # %% ../../nbs/07_logger.ipynb #c005
 COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes', '{:6d}'), ('Up', 'updates', '{:6d}'),
@@ -65,7 +66,8 @@ class Logger:
 
     def write(self, row: dict):
         line = format_row(row)
-        if self.stream: print(line, file=self.stream, flush=True)
+        if self.stream:   # around a terminal progress bar, if one is showing: tqdm clears and redraws it
+            with tqdm.external_write_mode(file=self.stream): print(line, file=self.stream, flush=True)
         if self.run_dir:
             self._log.write(line + '\n'); self._log.flush()
             self._jsonl.write(json.dumps(row) + '\n')
@@ -83,3 +85,13 @@ class Logger:
     def close(self):
         if self.run_dir: self._jsonl.close(); self._log.close()
         if self.tb: self.tb.close()
+
+# %% ../../nbs/07_logger.ipynb #c008
+class StopTraining(Exception):
+    "Raised by a callback to end the run cleanly: the loop saves a checkpoint and returns with `stopped=True`."
+
+def notify(callbacks, event: str, payload: dict):
+    "Call `event` ('on_start', 'on_row', 'on_end') on every callback that has it; plain functions get rows only."
+    for cb in callbacks:
+        if hasattr(cb, event): getattr(cb, event)(payload)
+        elif event == 'on_row' and callable(cb): cb(payload)

@@ -14,7 +14,7 @@ from ..envs.base import VectorEnv
 from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
-from .logger import Logger
+from .logger import Logger, StopTraining, notify
 from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
 from .config import (RunSettings, DEFAULT_ENV, DEFAULT_AGENT, config_files, parse_config,
                                       flag_bindings, ConfigError)
@@ -121,8 +121,10 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
     if cfg.n_seeds < 1: raise ValueError(f"--seeds must be at least 1, got {cfg.n_seeds}.")
+    info = dict(run_id=run_id, run_dir=str(run_dir), env=cfg.env, agent=cfg.agent, n_envs=cfg.n_envs,
+                n_seeds=cfg.n_seeds, total_frames=total_updates * batch)
     if env_family(cfg.env) == 'jax' and cfg.fused:
-        return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks)
+        return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
     if cfg.n_seeds != 1:
         raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one program, which needs a JAX-native env "
                          "on the fused path (jax:MoveToBeacon, gymnax:CartPole-v1, ...); for other envs start one run "
@@ -141,7 +143,8 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         _open_run_dir(run_dir, run_id, force)
         if verbose: print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env}, {cfg.n_envs} envs, {cfg.total_steps:,} steps "
                           f"-> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""), flush=True)
-        return _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks)
+        info.update(frames=int(payload['frames']), resumed=ckpt is not None)
+        return _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info)
     finally: venv.close()
 
 def _open_run_dir(run_dir, run_id, force):
@@ -151,7 +154,7 @@ def _open_run_dir(run_dir, run_id, force):
     atomic_write(run_dir / 'config.gin', (f"# reaver_nb run {run_id}; written {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
                                           + gin.operative_config_str()).encode())
 
-def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks):
+def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info):
     "A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused)."
     from reaver_nb.training.fused import FusedTrainer, fused_loop
     env = make_jax_env(cfg.env)
@@ -172,9 +175,11 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
         print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env} (fused, {trainer.loop} loop), {cfg.n_envs} envs"
               f"{seeds}, {cfg.total_steps:,} steps -> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""),
               flush=True)
-    return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload)
+    info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
+    return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload,
+                      info=info)
 
-def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
+def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=float(payload['time']))
     ckpt_dir, keep = run_dir / 'checkpoints', cfg.keep_checkpoints
@@ -185,7 +190,11 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
         return save_checkpoint(ckpt_dir, frames, _payload(st, frames, episodes, logger.elapsed), keep)
     collector = Collector(venv, agent)
     obs = venv.reset(seed=cfg.seed * 1000 + int(state.update) * 7919)
-    row, batch = None, agent.batch_size
+    row, batch, stopped = None, agent.batch_size, False
+    notify(callbacks, 'on_start', info)
+    def result(**extra):
+        return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=int(state.update),
+                    time=logger.elapsed, last=row, stopped=stopped, **extra)
     try:
         while frames + batch <= cfg.total_steps:
             # every random draw derives from state.key (which `update` advances), so a checkpoint restores the RNG
@@ -204,16 +213,20 @@ def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks):
             if up % cfg.log_every == 0 or frames + batch > cfg.total_steps or \
                     time.time() - last_log > cfg.log_seconds:
                 row, last_log = logger.log(frames, episodes, up, metrics), time.time()
-                for cb in callbacks: cb(row)
+                try: notify(callbacks, 'on_row', row)
+                except StopTraining: stopped = True; break
             if up % cfg.checkpoint_every == 0 or time.time() - last_save > 60 * cfg.checkpoint_minutes: save(state)
-        save(state)
+        path = save(state)
+        if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
     except KeyboardInterrupt:
         path = save(state)
         if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
+        notify(callbacks, 'on_end', result(interrupted=True))
         raise
     finally: logger.close()
-    return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=int(state.update),
-                time=logger.elapsed, last=row)
+    out = result()
+    notify(callbacks, 'on_end', out)
+    return out
 
 # %% ../../nbs/10_train.ipynb #c013
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
