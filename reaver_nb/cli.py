@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt = _Help
     p = argparse.ArgumentParser(prog='reaver', formatter_class=fmt,
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
-    sub = p.add_subparsers(dest='command', metavar='{train,test,compare,export,import,sc2,doctor}')
+    sub = p.add_subparsers(dest='command', metavar='{train,test,compare,plot,export,import,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
                    'jax:DefeatRoaches), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
@@ -59,7 +59,17 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser('compare', formatter_class=fmt, help='tested runs next to the published scores of their maps')
     c.add_argument('runs', nargs='+', metavar='RUN', help='run ids (under --results-dir) or run directories, '
                    'each tested with `reaver test`')
+    c.add_argument('--all-maps', action='store_true', help="also list the published scores of the seven mini-games "
+                   'no run played')
     c.add_argument('--results-dir', default='results', help='where run directories live')
+    pl = sub.add_parser('plot', formatter_class=fmt, help='save PNG plots: each run\'s training curves into its '
+                        'plots/, and learning curves over seeds (and aggregate scores of tested runs) into --out')
+    pl.add_argument('runs', nargs='*', metavar='RUN', help='run ids or run directories (default: every run in '
+                    '--results-dir)')
+    pl.add_argument('--out', default='plots', help='folder for the plots over runs')
+    pl.add_argument('--normalize', default=None, choices=['reaver', 'sc2le', 'redrl', 'human_gm'],
+                    help="aggregate scores as a fraction of this source's published mean (default: raw returns)")
+    pl.add_argument('--results-dir', default='results', help='where run directories live')
     x = sub.add_parser('export', formatter_class=fmt, help='pack a run (config, latest weights, logs, evaluation, '
                        'videos) into one .reaver.tar.gz archive')
     x.add_argument('run', metavar='RUN', help='run id (under --results-dir) or run directory')
@@ -95,7 +105,14 @@ def main(argv=None) -> int:
     try:
         if a.command == 'compare':
             from reaver_nb.results import compare
-            print(compare(a.runs, a.results_dir))
+            from reaver_nb.results import MINIGAMES
+            print(compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None))
+        elif a.command == 'plot':
+            from reaver_nb.results import save_plots, find_runs
+            from reaver_nb.ui.dashboard import plot_run
+            for d in find_runs(a.runs or None, a.results_dir, 'metrics.jsonl'):
+                plot_run(d); print(f"{d / 'plots' / 'training.png'}")
+            for path in save_plots(a.runs or None, a.out, a.results_dir, normalize=a.normalize): print(path)
         elif a.command == 'export':
             from reaver_nb.archive import export_run
             print(f"Exported {a.run} to {export_run(a.run, a.results_dir, a.out, a.all_checkpoints)}")

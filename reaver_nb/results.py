@@ -5,13 +5,16 @@ Relational deep RL (ReDRL) and DeepMind's GrandMaster player — with a plain ve
 
 # %% ../nbs/21_results.ipynb #c002
 from __future__ import annotations
-import csv, json, math
+import csv, functools, io, json, math, re, warnings
 import numpy as np
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['SOURCES', 'published_table', 'map_name', 'load_evaluation', 'verdict', 'Comparison', 'compare']
+__all__ = ['SOURCES', 'MINIGAMES', 'published_table', 'map_name', 'load_evaluation', 'verdict', 'Table', 'Comparison', 'compare',
+           'new_figure', 'find_runs', 'Curves', 'learning_curves', 'bootstrap_ci', 'plot_learning_curves', 'Aggregates',
+           'stratified_bootstrap_ci', 'aggregate_scores', 'plot_aggregates', 'save_plots']
 
 # %% ../nbs/21_results.ipynb #c005
 SOURCES = {'reaver': 'Reaver', 'sc2le': 'SC2LE', 'redrl': 'ReDRL', 'human_gm': 'GrandMaster'}
@@ -63,14 +66,16 @@ def verdict(mean: float, std: float, n: int, published: dict, simulated: bool = 
     return v
 
 # %% ../nbs/21_results.ipynb #c013
-class Comparison:
-    "The table `compare` returns: `.rows` (dicts), shown as HTML in a notebook, as text in a terminal."
-    columns = ('map', 'env', 'agent', 'runs', 'ours', 'Reaver', 'SC2LE', 'ReDRL', 'GrandMaster', 'verdict')
+class Table:
+    "Rows of dicts shown as HTML in a notebook and as aligned text in a terminal; `columns` says which and in what order."
+    columns: tuple = ()
+    html_class = 'reaver-table'
     def __init__(self, rows: list[dict]): self.rows = rows
     def __len__(self): return len(self.rows)
     def __getitem__(self, i): return self.rows[i]
+    def _cell(self, r, c): return r.get(c)
     def _cells(self):
-        return [[str(r[c]) if r[c] is not None else '–' for c in self.columns] for r in self.rows]
+        return [[str(v) if (v := self._cell(r, c)) is not None else '–' for c in self.columns] for r in self.rows]
     def __str__(self):
         cells = [list(self.columns)] + self._cells()
         w = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
@@ -81,7 +86,12 @@ class Comparison:
         from html import escape
         head = ''.join(f'<th>{escape(c)}</th>' for c in self.columns)
         body = ''.join('<tr>' + ''.join(f'<td>{escape(x)}</td>' for x in r) + '</tr>' for r in self._cells())
-        return f'<table class="reaver-compare"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        return f'<table class="{self.html_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+class Comparison(Table):
+    "The table `compare` returns: `.rows` (dicts), shown as HTML in a notebook, as text in a terminal."
+    columns = ('map', 'env', 'agent', 'runs', 'ours', 'Reaver', 'SC2LE', 'ReDRL', 'GrandMaster', 'verdict')
+    html_class = 'reaver-compare'
     def to_pandas(self):
         import pandas as pd
         return pd.DataFrame(self.rows, columns=self.columns + ('mean', 'std', 'min', 'max', 'episodes'))
@@ -93,12 +103,16 @@ def _fmt_pub(p):
     if p.get('min') is not None and p.get('max') is not None: s += f" [{p['min']:g}, {p['max']:g}]"
     return s
 
-def compare(runs, results_dir: str | Path = 'results') -> Comparison:
+MINIGAMES = ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings', 'DefeatRoaches',
+             'DefeatZerglingsAndBanelings', 'CollectMineralsAndGas', 'BuildMarines')
+
+def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
     """Our test scores (pooled over the runs of each env) next to the published ones, with a verdict per row.
-    `runs`: one or several run directories, run ids (under `results_dir`), `evaluation.json` paths or dicts."""
+    `runs`: one or several run directories, run ids (under `results_dir`), `evaluation.json` paths or dicts.
+    `maps`: also show these maps' published rows where no run played them (`MINIGAMES`: all seven)."""
     if isinstance(runs, (str, Path, dict)): runs = [runs]
     evs = [load_evaluation(r, results_dir) for r in runs]
-    if not evs: raise ValueError("compare() needs at least one run.")
+    if not evs and not maps: raise ValueError("compare() needs at least one run (or `maps` to show).")
     pub, by_env = published_table(), {}
     for ev in evs: by_env.setdefault((ev['env'], ev.get('agent')), []).append(ev)
     rows = []
@@ -110,4 +124,367 @@ def compare(runs, results_dir: str | Path = 'results') -> Comparison:
                          ours=f"{mean:.1f} ({std:.1f}) [{lo:g}, {hi:g}] over {n}",
                          **{SOURCES[s]: _fmt_pub(p.get(s)) for s in SOURCES},
                          verdict=verdict(mean, std, n, p, simulated=env.startswith('jax:'))))
-    return Comparison(rows)
+    played = {r['map'] for r in rows}
+    for m in maps or ():
+        if m in played: continue
+        p = pub.get(m, {})
+        rows.append(dict(map=m, env=None, agent=None, runs=0, episodes=0, mean=None, std=None, min=None, max=None,
+                         ours=None, **{SOURCES[s]: _fmt_pub(p.get(s)) for s in SOURCES}, verdict='no run yet'))
+    order = {m: i for i, m in enumerate(MINIGAMES)}
+    return Comparison(sorted(rows, key=lambda r: order.get(r['map'], len(order))) if maps else rows)
+
+# %% ../nbs/21_results.ipynb #c021
+_EXTRA = 'pip install "reaver_nb[notebook]"'
+
+def _figure_class():
+    "matplotlib's Figure, shown as a PNG in notebooks without pyplot; or an ImportError that says how to install it."
+    try: from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError(f"Plots need matplotlib, which reaver_nb does not install by default: {_EXTRA}") from e
+    return _displayable(Figure)
+
+@functools.cache
+def _displayable(Figure):
+    class PlotFigure(Figure):
+        "A Figure that displays itself in a notebook (plain Figures only do under pyplot's inline backend)."
+        def _repr_png_(self):
+            buf = io.BytesIO(); self.savefig(buf, format='png', dpi=100); return buf.getvalue()
+    return PlotFigure
+
+def new_figure(**kwargs):
+    "A matplotlib Figure (no pyplot state) that shows itself in notebooks."
+    return _figure_class()(**kwargs)
+
+def _rliable_metrics():
+    "rliable's aggregate metrics (`rliable.metrics`: numpy and scipy only), or an ImportError that says how to install it."
+    try: from rliable import metrics
+    except ImportError as e:
+        raise ImportError(f"Aggregate scores need rliable, which reaver_nb does not install by default: {_EXTRA}") from e
+    return metrics
+
+# %% ../nbs/21_results.ipynb #c023
+def _run_dir(run, results_dir) -> Path:
+    "A run directory from a path, or a run id under `results_dir`."
+    p = Path(run)
+    if not p.is_dir(): p = Path(results_dir) / str(run)
+    if not p.is_dir():
+        raise FileNotFoundError(f"No run directory {str(run)!r} (nor {p}). Pass run directories, or run ids under "
+                                f"results_dir (now {str(results_dir)!r}).")
+    return p
+
+def find_runs(runs, results_dir, need: str) -> list[Path]:
+    "The run directories asked for; `runs=None`: every run under `results_dir` that holds the file `need`."
+    if runs is None:
+        found = sorted(p.parent for p in Path(results_dir).glob(f'*/{need}'))
+        if not found: raise FileNotFoundError(f"No run under {results_dir} has {need} yet; pass runs=[...] or another "
+                                              "results_dir.")
+        return found
+    if isinstance(runs, (str, Path)): runs = [runs]
+    return [_run_dir(r, results_dir) for r in runs]
+
+def _run_info(run_dir: Path) -> tuple[str, str | None]:
+    "(env, agent) of a run: from its config.gin, else its evaluation.json."
+    found = {}
+    if (run_dir / 'config.gin').exists():
+        text = (run_dir / 'config.gin').read_text()
+        found = dict(re.findall(r"""^RunSettings\.(env|agent)\s*=\s*['"]([^'"]*)['"]""", text, flags=re.M))
+    if 'env' not in found and (run_dir / 'evaluation.json').exists():
+        ev = json.loads((run_dir / 'evaluation.json').read_text())
+        found = {'env': ev.get('env'), 'agent': ev.get('agent'), **found}
+    if not found.get('env'):
+        raise ValueError(f"{run_dir} has no config.gin with RunSettings.env (nor an evaluation.json): is it a run "
+                         "directory written by `reaver train`?")
+    return found['env'], found.get('agent')
+
+def _read_jsonl(p: Path) -> list[dict]:
+    rows = []
+    for line in p.read_text().splitlines():
+        try: rows.append(json.loads(line))
+        except json.JSONDecodeError: pass   # the last line of a run killed mid-write
+    return rows
+
+def _latest_rows(rows: list[dict]) -> list[dict]:
+    "Rows in increasing frames; a resumed run logs again from its checkpoint, and its newer rows replace the older."
+    out = []
+    for r in rows:
+        while out and out[-1]['frames'] >= r['frames']: out.pop()
+        out.append(r)
+    return out
+
+def _seed_series(run_dir: Path, x: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    "(label, x values, episode-return means) for each seed of a run: from seeds.jsonl, else metrics.jsonl."
+    seeds, metrics = run_dir / 'seeds.jsonl', run_dir / 'metrics.jsonl'
+    if seeds.exists() and (rows := _latest_rows(_read_jsonl(seeds))):
+        y = np.array([[np.nan if v is None else v for v in r['ep_return_mean']] for r in rows], float).T
+    elif metrics.exists() and (rows := _latest_rows(_read_jsonl(metrics))):
+        y = np.array([[np.nan if r.get('ep_return_mean') is None else r['ep_return_mean'] for r in rows]], float)
+    else:
+        raise FileNotFoundError(f"Run {run_dir.name!r} has no learning curve: {metrics} is missing or empty. Train "
+                                f"it first (`reaver train --run-id {run_dir.name}`); it logs a row every "
+                                "RunSettings.log_every updates.")
+    xs = np.array([r[x] for r in rows], float)
+    labels = [f'{run_dir.name}/seed{k}' for k in range(len(y))] if len(y) > 1 else [run_dir.name]
+    return [(label, xs, ys) for label, ys in zip(labels, y)]
+
+@dataclass
+class Curves:
+    "Learning curves of one (env, agent): `returns[i, j]` is seed i's episode-return mean at `grid[j]` (NaN: no data)."
+    env: str
+    agent: str | None
+    x: str                     # 'frames' or 'time' (seconds)
+    grid: np.ndarray           # [n_points]
+    returns: np.ndarray        # [n_seeds, n_points]
+    seeds: list = field(default_factory=list)   # a label per row: run id, or run id/seed k
+    @property
+    def map(self) -> str: return map_name(self.env)
+    def mean(self) -> np.ndarray:
+        "The mean over the seeds that have data at each point (NaN where none has)."
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', RuntimeWarning)   # all-NaN columns: no seed has data there yet
+            return np.nanmean(self.returns, axis=0)
+    def to_pandas(self):
+        "A long table: one row per (seed, x) with data."
+        import pandas as pd
+        i, j = np.nonzero(np.isfinite(self.returns))
+        return pd.DataFrame({'env': self.env, 'agent': self.agent, 'seed': np.asarray(self.seeds, object)[i],
+                             self.x: self.grid[j], 'ep_return_mean': self.returns[i, j]})
+
+def _common_grid(xs: list[np.ndarray], points: int) -> np.ndarray:
+    if all(len(a) == len(xs[0]) and np.array_equal(a, xs[0]) for a in xs) and len(xs[0]) <= points: return xs[0]
+    return np.linspace(min(a[0] for a in xs), max(a[-1] for a in xs), points)
+
+def _on_grid(grid, xs, ys) -> np.ndarray:
+    ok = np.isfinite(ys)
+    if not ok.any(): return np.full(len(grid), np.nan)
+    return np.interp(grid, xs[ok], ys[ok], left=np.nan, right=np.nan)
+
+def learning_curves(runs=None, results_dir: str | Path = 'results', x: str = 'frames',
+                    points: int = 200) -> dict[tuple, Curves]:
+    """{(env, agent): Curves} over all seeds of `runs` (run directories or ids under `results_dir`; None: all of them),
+    on a common grid of `x` ('frames' or 'time')."""
+    if x not in ('frames', 'time'): raise ValueError(f"x={x!r}: use 'frames' (env frames per seed) or 'time' (seconds).")
+    groups = {}
+    for d in find_runs(runs, results_dir, 'metrics.jsonl'):
+        groups.setdefault(_run_info(d), []).extend(_seed_series(d, x))
+    out = {}
+    for (env, agent), series in groups.items():
+        grid = _common_grid([s[1] for s in series], points)
+        out[env, agent] = Curves(env, agent, x, grid, np.stack([_on_grid(grid, xs, ys) for _, xs, ys in series]),
+                                 [s[0] for s in series])
+    return out
+
+# %% ../nbs/21_results.ipynb #c031
+def bootstrap_ci(returns: np.ndarray, ci: float = 0.95, reps: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bootstrap CI over seeds (rows) of the mean at each point (column), NaNs ignored;
+    NaN where fewer than two seeds have data."""
+    returns = np.asarray(returns, float)
+    idx = np.random.default_rng(seed).integers(0, len(returns), (reps, len(returns)))
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)   # resamples that drew only seeds without data
+        means = np.nanmean(returns[idx], axis=1)         # [reps, n_points]
+        lo, hi = np.nanpercentile(means, [50 * (1 - ci), 50 * (1 + ci)], axis=0)
+    few = np.isfinite(returns).sum(0) < 2
+    lo[few], hi[few] = np.nan, np.nan
+    return lo, hi
+
+def _time_unit(seconds: float) -> tuple[str, float]:
+    return ('s', 1.) if seconds < 600 else ('min', 60.) if seconds < 3 * 3600 else ('h', 3600.)
+
+def _tidy(ax):
+    ax.spines[['top', 'right']].set_visible(False)
+    ax.grid(True, alpha=0.25)
+
+def plot_learning_curves(runs=None, results_dir: str | Path = 'results', x: str = 'frames', ax=None,
+                         ci: float | None = 0.95, reps: int = 1000, points: int = 200, reference: str | None = 'reaver'):
+    """A Figure of the mean episode return over seeds (dotted where some seeds lack data) with a bootstrap `ci` band,
+    per (env, agent), against `x` ('frames' or 'time'); each map's published `reference` score dashed.
+    `runs` may be `learning_curves`' dict."""
+    Figure = _figure_class()
+    from matplotlib import colormaps
+    from matplotlib.ticker import EngFormatter
+    curves = runs if isinstance(runs, dict) else learning_curves(runs, results_dir, x, points)
+    if not curves: raise ValueError("No learning curves to plot.")
+    x = next(iter(curves.values())).x
+    by_env = {}
+    for c in curves.values(): by_env.setdefault(c.env, []).append(c)
+    agents = list(dict.fromkeys(c.agent for c in curves.values()))
+    if ax is None:
+        fig = Figure(figsize=(5 * len(by_env), 3.6), layout='constrained')
+        axes = list(fig.subplots(1, len(by_env), squeeze=False)[0])
+    else: fig, axes = ax.figure, [ax] * len(by_env)
+    unit, scale = _time_unit(max(float(np.nanmax(c.grid)) for c in curves.values())) if x == 'time' else ('', 1.)
+    palette, keys = colormaps['tab10'].colors, list(curves)
+    pub = published_table()
+    for a, (env, cs) in zip(axes, by_env.items()):
+        for c in cs:
+            # one color per agent across panels; on a single axes of the caller's, one per (env, agent)
+            color = palette[(agents.index(c.agent) if ax is None else keys.index((c.env, c.agent))) % len(palette)]
+            n, m, gx = len(c.returns), c.mean(), c.grid / scale
+            label = (c.agent or '?') + (f' on {env}' if ax is not None and len(by_env) > 1 else '') + \
+                    f" ({n} seed{'s' * (n > 1)})"
+            # solid where every seed has data; a thin dotted line where some have none yet (or have stopped), as
+            # the mean then jumps with which seeds it averages
+            full = np.where(np.isfinite(c.returns).all(0), m, np.nan)
+            if np.isfinite(m).sum() > np.isfinite(full).sum(): a.plot(gx, m, color=color, lw=1, ls=':', alpha=0.8)
+            few = np.isfinite(full).sum() < 30   # markers, or a curve of a few points shows nothing
+            a.plot(gx, full, color=color, lw=1.8, label=label, marker='o' if few else None, ms=3)
+            if ci and n > 1:
+                lo, hi = bootstrap_ci(c.returns, ci, reps)
+                a.fill_between(gx, lo, hi, color=color, alpha=0.2, lw=0)
+        ref = ((pub.get(map_name(env)) or {}).get(reference) or {}).get('mean') if reference else None
+        if ref is not None:
+            a.axhline(ref, ls='--', lw=1.2, color='0.35',
+                      label=f"{SOURCES[reference]}{' on ' + map_name(env) if ax is not None and len(by_env) > 1 else ''}"
+                            f" ({ref:g})")
+        if ax is None or len(by_env) == 1: a.set_title(env + (' (JAX simulation)' if env.startswith('jax:') else ''))
+        a.set_xlabel('env frames per seed' if x == 'frames' else f'wall-clock time ({unit})')
+        a.set_ylabel('episode return (mean over seeds)')
+        if x == 'frames': a.xaxis.set_major_formatter(EngFormatter(sep=''))
+        _tidy(a)
+        a.legend(frameon=False, fontsize='small')
+    return fig
+
+# %% ../nbs/21_results.ipynb #c038
+_METRICS = (('iqm', 'IQM'), ('mean', 'mean'), ('median', 'median'), ('optimality_gap', 'optimality gap'))
+
+class Aggregates(Table):
+    "The table `aggregate_scores` returns: a row per (env, agent) with each metric's point estimate and its `ci`."
+    html_class = 'reaver-aggregates'
+    def __init__(self, rows: list[dict], normalize=None, ci: float = 0.95):
+        super().__init__(rows); self.normalize, self.ci = normalize, ci
+    @property
+    def metrics(self) -> list[str]: return [k for k, _ in _METRICS if any(r.get(k) is not None for r in self.rows)]
+    @property
+    def columns(self) -> tuple: return ('env', 'agent', 'seeds') + tuple(dict(_METRICS)[k] for k in self.metrics)
+    def _cell(self, r, c):
+        k = dict((name, k) for k, name in _METRICS).get(c)
+        if k is None: return r.get(c)
+        return None if r.get(k) is None else f"{r[k]:.3g} [{r[k + '_ci'][0]:.3g}, {r[k + '_ci'][1]:.3g}]"
+    def to_pandas(self):
+        import pandas as pd
+        flat = [{k: v for k, v in r.items() if not k.endswith('_ci')} |
+                {f'{k}_{e}': r[k + '_ci'][i] for k, _ in _METRICS if r.get(k) is not None for i, e in enumerate(('lo', 'hi'))}
+                for r in self.rows]
+        return pd.DataFrame(flat)
+
+def _reference(env: str, normalize) -> float:
+    "The score that normalises `env`'s returns to 1."
+    if isinstance(normalize, dict): ref = normalize.get(env, normalize.get(map_name(env)))
+    elif normalize in SOURCES: ref = ((published_table().get(map_name(env)) or {}).get(normalize) or {}).get('mean')
+    else: raise ValueError(f"normalize={normalize!r}: use None (raw returns), a published source ({', '.join(SOURCES)})"
+                           " or a dict {env or map: reference score}.")
+    if not ref:
+        raise ValueError(f"No {normalize if isinstance(normalize, str) else 'reference'} score to normalise {env} by. "
+                         "Use normalize=None (raw returns) or a dict {env or map: reference score}.")
+    return float(ref)
+
+def _final_scores(runs, results_dir) -> dict[tuple, list[float]]:
+    "{(env, agent): per-seed final test scores} from the runs' evaluations."
+    evs = ([load_evaluation(d) for d in find_runs(None, results_dir, 'evaluation.json')] if runs is None else
+           [load_evaluation(r, results_dir) for r in ([runs] if isinstance(runs, (str, Path, dict)) else runs)])
+    groups = {}
+    for ev in evs:
+        seeds = ev.get('per_seed_mean') or [float(np.mean(ev['returns']))]
+        groups.setdefault((ev['env'], ev.get('agent')), []).extend(float(s) for s in seeds)
+    return groups
+
+def stratified_bootstrap_ci(scores: np.ndarray, func, reps: int = 2000, ci: float = 0.95,
+                            seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile `ci` intervals of `func(scores)` (an array of metrics) over `reps` stratified bootstrap replicates
+    of a [runs x tasks] matrix: each resamples the runs of every task with replacement, as rliable's does."""
+    scores = np.asarray(scores, float)
+    n, m = scores.shape
+    idx = np.random.default_rng(seed).integers(0, n, (reps, n, m))   # a run index per (replicate, row, task)
+    stats = np.array([func(scores[i, np.arange(m)]) for i in idx])  # [reps, n_metrics]
+    lo, hi = np.percentile(stats, [50 * (1 - ci), 50 * (1 + ci)], axis=0)
+    return lo, hi
+
+def aggregate_scores(runs=None, results_dir: str | Path = 'results', normalize=None, reps: int = 2000,
+                     ci: float = 0.95, gamma: float | None = None, seed: int = 0) -> Aggregates:
+    """IQM, mean, median and optimality gap (at `gamma`; default 1 for normalised scores, none for raw) of the runs'
+    per-seed test scores, per (env, agent), with stratified bootstrap `ci` intervals (rliable)."""
+    metrics = _rliable_metrics()
+    groups = _final_scores(runs, results_dir)
+    if not groups: raise ValueError("aggregate_scores() needs at least one run.")
+    if gamma is None and normalize is not None: gamma = 1.0
+    fns = [metrics.aggregate_iqm, metrics.aggregate_mean, metrics.aggregate_median]
+    if gamma is not None: fns.append(lambda s: metrics.aggregate_optimality_gap(s, gamma))
+    keys, scores, rows = [], {}, []
+    for (env, agent), s in groups.items():
+        ref = _reference(env, normalize) if normalize is not None else None
+        key = f'{agent} on {env}'
+        scores[key] = np.asarray(s, float)[:, None] / (ref or 1.)   # rliable's [runs x tasks]; one task
+        rows.append(dict(env=env, map=map_name(env), agent=agent, seeds=len(s), tasks=1, reference=ref))
+    if normalize is not None:   # normalised scores add up across envs: each agent's aggregate over its tasks
+        for agent in dict.fromkeys(a for _, a in groups):
+            cols = {env: scores[f'{agent} on {env}'] for env, a in groups if a == agent}
+            if len(cols) < 2: continue
+            if len({len(v) for v in cols.values()}) > 1:
+                counts = {e: len(v) for e, v in cols.items()}
+                warnings.warn(f"No all-tasks row for {agent}: its envs have different numbers of seeds ({counts}); "
+                              "rliable's score matrix needs the same number on every task.")
+                continue
+            scores[f'{agent} on all tasks'] = np.concatenate(list(cols.values()), axis=1)
+            rows.append(dict(env=f'all {len(cols)} tasks', map=None, agent=agent, seeds=len(next(iter(cols.values()))),
+                             tasks=len(cols), reference=None))
+    func = lambda s: np.array([f(s) for f in fns])
+    for key, r in zip(scores, rows):
+        point, (lo, hi) = func(scores[key]), stratified_bootstrap_ci(scores[key], func, reps, ci, seed)
+        for j, (k, _) in enumerate(_METRICS[:len(fns)]):
+            r[k], r[k + '_ci'] = float(point[j]), (float(lo[j]), float(hi[j]))
+    return Aggregates(rows, normalize, ci)
+
+# %% ../nbs/21_results.ipynb #c044
+def plot_aggregates(runs=None, results_dir: str | Path = 'results', normalize=None, reps: int = 2000,
+                    ci: float = 0.95, gamma: float | None = None):
+    """A Figure of `aggregate_scores`' point estimates and CIs, a column of panels per metric; raw returns get a row
+    of panels per env (their scales differ). `runs` may be an `Aggregates`."""
+    Figure = _figure_class()
+    from matplotlib import colormaps
+    agg = runs if isinstance(runs, Aggregates) else aggregate_scores(runs, results_dir, normalize, reps, ci, gamma)
+    if not len(agg): raise ValueError("No aggregate scores to plot.")
+    names, palette = agg.metrics, colormaps['tab10'].colors
+    blocks = {}   # panel row -> [(color index, row)]
+    for i, r in enumerate(agg): blocks.setdefault(r['env'] if agg.normalize is None else '', []).append((i, r))
+    heights = [len(b) for b in blocks.values()]
+    fig = Figure(figsize=(1.8 + 2.6 * len(names), 0.9 + 0.45 * sum(heights) + 0.35 * len(blocks)), layout='constrained')
+    axes = fig.subplots(len(blocks), len(names), squeeze=False, gridspec_kw=dict(height_ratios=heights))
+    for row_axes, (env, block) in zip(axes, blocks.items()):
+        for j, (a, k) in enumerate(zip(row_axes, names)):
+            for y, (i, r) in enumerate(block):
+                if r.get(k) is None: continue
+                lo, hi = r[k + '_ci']
+                a.barh(y, hi - lo, left=lo, height=0.6, color=palette[i % len(palette)], alpha=0.75)
+                a.vlines(r[k], y - 0.3, y + 0.3, color='k', lw=1.5)
+            a.set_ylim(len(block) - 0.5, -0.5)   # first row on top
+            a.set_yticks(range(len(block)), [f"{r['agent']} on {r['env']}" for _, r in block] if j == 0 else [])
+            a.tick_params(axis='y', length=0)
+            a.spines[['top', 'right', 'left']].set_visible(False)
+            a.grid(True, axis='x', alpha=0.25)
+            if env == next(iter(blocks)):
+                a.set_title(dict(_METRICS)[k] + ' (lower is better)' * (k == 'optimality_gap'), fontsize='medium')
+    norm = agg.normalize
+    fig.supxlabel('return' if norm is None else
+                  f"score / {SOURCES[norm]}'s published mean" if isinstance(norm, str) else 'normalised score',
+                  fontsize='medium')
+    fig.suptitle(f'final test scores over seeds: point estimates and {agg.ci:.0%} stratified bootstrap CIs',
+                 fontsize='medium')
+    return fig
+
+# %% ../nbs/21_results.ipynb #c049
+def save_plots(runs=None, out_dir: str | Path = 'plots', results_dir: str | Path = 'results', normalize=None,
+               reps: int = 2000, dpi: int = 150) -> list[Path]:
+    "Write learning_curves_frames.png, learning_curves_time.png and (all runs tested) aggregates.png; their paths."
+    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    dirs = find_runs(runs, results_dir, 'metrics.jsonl')
+    paths = []
+    for x in ('frames', 'time'):
+        fig = plot_learning_curves(dirs, x=x, reps=min(reps, 1000))
+        fig.savefig(p := out / f'learning_curves_{x}.png', dpi=dpi); paths.append(p)
+    untested = [d.name for d in dirs if not (d / 'evaluation.json').exists()]
+    if untested:
+        warnings.warn(f"No aggregates.png: {', '.join(untested)} not tested yet (run `reaver test --run-id ...`).")
+    else:
+        plot_aggregates(dirs, normalize=normalize, reps=reps).savefig(p := out / 'aggregates.png', dpi=dpi)
+        paths.append(p)
+    return paths

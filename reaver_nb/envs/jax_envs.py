@@ -111,11 +111,12 @@ class JaxHostEnv(Env):
         return self._obs
 
     def render(self):
-        "An RGB frame of the screen's `player_relative` layer (self green, neutral cyan, enemy red), 8 pixels a cell."
+        "An RGB frame of the screen's `player_relative` layer (self green, neutral cyan, enemy red), about 256 pixels wide."
         if not hasattr(self, '_obs') or 'screen/player_relative' not in self.obs_spec.names: return None
         pr = self._obs[self.obs_spec.names.index('screen/player_relative')]
         palette = np.array([[20, 20, 20], [0, 200, 0], [0, 0, 200], [0, 200, 200], [220, 40, 40]], np.uint8)
-        return np.kron(palette[pr], np.ones((8, 8, 1), np.uint8))
+        k = max(1, 256 // pr.shape[-1])
+        return np.kron(palette[pr], np.ones((k, k, 1), np.uint8))
 
     def step(self, action):
         obs, self._state, r, te, tr = self._step(self._next_key(), self._state,

@@ -11,6 +11,7 @@ from collections import deque
 from pathlib import Path
 import numpy as np
 from ..training.logger import StopTraining, format_row
+from ..results import new_figure
 
 # %% auto #0
 __all__ = ['NOTEBOOK_EXTRA', 'PANELS', 'in_notebook', 'in_colab', 'training_figure', 'figure_png', 'plot_run', 'Dashboard',
@@ -48,8 +49,7 @@ def _series(rows, key):
 def training_figure(rows: list[dict], title: str = '', running: int = 10):
     "A matplotlib Figure of a run's logged rows (six panels against frames)."
     _require('matplotlib')
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(12, 5.6), layout='constrained')
+    fig = new_figure(figsize=(12, 5.6), layout='constrained')
     axes = fig.subplots(2, 3)
     for ax, (key, name) in zip(axes.flat, PANELS):
         x, y = _series(rows, key)
