@@ -53,7 +53,8 @@ def main(argv=None):
         if reply['content']['status'] != 'ok': raise RuntimeError(''.join(err) or str(reply['content']))
         return ''.join(out)
     try:
-        params = a.gin_param + [f'RunSettings.log_seconds = {a.log_seconds}', 'RunSettings.log_every = 100000']
+        # rows every --log-seconds (the first chunk of the fused trainer runs log_every updates: keep it short)
+        params = a.gin_param + [f'RunSettings.log_seconds = {a.log_seconds}', 'RunSettings.log_every = 20']
         run(textwrap.dedent(f"""
             import json, tempfile, time, reaver_nb
             from pathlib import Path
@@ -67,6 +68,7 @@ def main(argv=None):
                 rows = [json.loads(l) for l in (results / f'r{{i}}' / 'metrics.jsonl').read_text().splitlines()]
                 (f0, t0), (f1, t1) = (rows[0]['frames'], rows[0]['time']), (rows[-1]['frames'], rows[-1]['time'])
                 extra = dict(draws=d.draws, draw_s=d.draw_seconds) if dash else {{}}
+                if len(rows) < 3: raise RuntimeError(f'only {{len(rows)}} log rows: train longer (--steps)')
                 return json.dumps(dict(dashboard=dash, fps=(f1 - f0) / (t1 - t0), rows=len(rows), wall=out['time'], **extra))
         """))
         runs = []

@@ -140,7 +140,7 @@ class Dashboard:
     def on_row(self, row: dict):
         self.rows.append(row)
         self.lines.append(format_row(row))
-        self.log.value = '<pre style="font-size:11px;line-height:1.25;margin:0">' + html.escape('\n'.join(self.lines)) + '</pre>'
+        self.log.value = '<pre style="font-size:11px;line-height:1.25;margin:0;white-space:pre;overflow-x:auto">' + html.escape('\n'.join(self.lines)) + '</pre>'
         self._status(row['frames'], row)
         now = time.time()
         if now - self._last_draw >= max(self.refresh, self._draw_cost / self.max_overhead): self.draw()
@@ -164,8 +164,10 @@ class Dashboard:
         "Redraw the plot now."
         t = time.time()
         self.plot.value = figure_png(self.figure())
-        self._draw_cost = time.time() - t
-        self.draw_seconds += self._draw_cost; self.draws += 1; self._last_draw = time.time()
+        cost = time.time() - t
+        # the first draw also pays matplotlib's imports and font cache: it says little about the next ones
+        self._draw_cost = cost if self.draws else 0.
+        self.draw_seconds += cost; self.draws += 1; self._last_draw = time.time()
 
     def save(self, path: str | Path | None = None) -> Path | None:
         "Save the figure as PNG (default: `<run_dir>/plots/training.png`)."
@@ -192,13 +194,40 @@ class Dashboard:
     def _poll(self):
         "Let the kernel handle pending widget events (a click on Stop) while the training cell runs."
         if not (self._poll_ok and in_notebook()): return
+        from IPython import get_ipython
+        kernel = get_ipython().kernel
         try:
-            from jupyter_ui_poll import ui_events
-            with ui_events() as poll: poll(20)
-        except Exception as e:   # no jupyter_ui_poll, or a kernel it does not know: Ctrl-C / ■ still stop cleanly
+            if hasattr(kernel, 'do_one_iteration'):   # ipykernel < 7.1 (Colab's 6.x): jupyter_ui_poll knows how
+                from jupyter_ui_poll import ui_events
+                with ui_events() as poll: poll(20)
+            else: _handle_widget_messages(kernel)
+        except Exception as e:   # a kernel neither way knows: Ctrl-C / ■ still stop the run cleanly
             self._poll_ok = False
             self.stop_button.tooltip = (f"the button cannot be read while the cell runs here ({type(e).__name__}); "
                                         "interrupt the cell instead: a checkpoint is saved")
+
+def _handle_widget_messages(kernel):
+    """ipykernel >= 7.1 (no `do_one_iteration`, which jupyter_ui_poll 1.1 needs and silently lacks): take the shell
+    socket's pending messages, handle widget (comm) messages now, hand everything else — the next cells of Run All —
+    back to ipykernel's dispatcher, which runs them after this cell in their order."""
+    import asyncio, functools, zmq
+    from ipykernel.eventloops import get_shell_stream
+    from ipykernel.utils import _async_in_context
+    stream = get_shell_stream(kernel)
+    # the wrapper ipykernel's own reader uses, so these requests queue for the shell lock behind the ones it read
+    # before this cell started, in arrival order (a bare task would reach the lock one step earlier: cells reordered)
+    dispatch = _async_in_context(functools.partial(kernel.shell_main, None))
+    while stream.socket.poll(0, zmq.POLLIN):
+        raw = stream.socket.recv_multipart(copy=False)
+        head = None
+        if len(raw) > 1:   # a one-frame message is ipykernel's internal 'stop aborting' marker
+            idents, frames = kernel.session.feed_identities(raw, copy=False)
+            # only the header: a full read records the signature, and the replay would be refused as a duplicate
+            head = kernel.session.deserialize(frames, content=False, copy=False)['header']
+        if head and head['msg_type'] in ('comm_open', 'comm_msg', 'comm_close'):
+            msg = kernel.session.deserialize(frames, content=True, copy=False)
+            kernel.shell_handlers[head['msg_type']](stream, idents, msg)
+        else: asyncio.ensure_future(dispatch(raw))
 
 # %% ../../nbs/23_dashboard.ipynb #c019
 class TerminalProgress:
