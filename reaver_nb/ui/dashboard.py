@@ -49,8 +49,10 @@ def _series(rows, key):
 def training_figure(rows: list[dict], title: str = '', running: int = 10):
     "A matplotlib Figure of a run's logged rows (six panels against frames)."
     _require('matplotlib')
-    fig = new_figure(figsize=(12, 5.6), layout='constrained')
+    fig = new_figure(figsize=(12, 5.6))
     axes = fig.subplots(2, 3)
+    fig.subplots_adjust(left=.05, right=.99, top=.9 if title else .95, bottom=.09, wspace=.2, hspace=.38)  # fixed:
+    # matplotlib's constrained layout doubles the cost of a redraw
     for ax, (key, name) in zip(axes.flat, PANELS):
         x, y = _series(rows, key)
         ax.set_title(name, fontsize=10); ax.grid(alpha=.3); ax.tick_params(labelsize=8)
@@ -128,6 +130,9 @@ class Dashboard:
                              f"{html.escape(str(run.get('env', '')))}, {run.get('n_envs', '?')} envs{seeds} → "
                              f"<code>{html.escape(str(run.get('run_dir', '')))}</code>")
         self._status(run.get('frames', 0), None, 'compiling / first rows…')
+        # empty panels at once; this first draw also pays matplotlib's imports and font cache, before training starts
+        self.draw()
+        self._draw_cost, self._last_draw = 0., -np.inf
         if self.show:
             if in_colab():
                 try:
@@ -164,10 +169,8 @@ class Dashboard:
         "Redraw the plot now."
         t = time.time()
         self.plot.value = figure_png(self.figure())
-        cost = time.time() - t
-        # the first draw also pays matplotlib's imports and font cache: it says little about the next ones
-        self._draw_cost = cost if self.draws else 0.
-        self.draw_seconds += cost; self.draws += 1; self._last_draw = time.time()
+        self._draw_cost = time.time() - t
+        self.draw_seconds += self._draw_cost; self.draws += 1; self._last_draw = time.time()
 
     def save(self, path: str | Path | None = None) -> Path | None:
         "Save the figure as PNG (default: `<run_dir>/plots/training.png`)."
