@@ -336,6 +336,9 @@ def plot_learning_curves(runs=None, results_dir: str | Path = 'results', x: str 
             a.axhline(ref, ls='--', lw=1.2, color='0.35',
                       label=f"{SOURCES[reference]}{' on ' + map_name(env) if ax is not None and len(by_env) > 1 else ''}"
                             f" ({ref:g})")
+        if not any(np.isfinite(c.mean()).any() for c in cs):   # no episode has ended yet: say so, keep sane axes
+            a.text(0.5, 0.5, 'no finished episodes yet', ha='center', va='center', transform=a.transAxes, color='0.4')
+            a.set_xlim(0, max(float(np.nanmax(c.grid)) for c in cs) / scale or 1.)
         if ax is None or len(by_env) == 1: a.set_title(env + (' (JAX simulation)' if env.startswith('jax:') else ''))
         a.set_xlabel('env frames per seed' if x == 'frames' else f'wall-clock time ({unit})')
         a.set_ylabel('episode return (mean over seeds)')
