@@ -113,7 +113,9 @@ class Dashboard:
         self.stop_button.on_click(lambda _: self.stop())
         self.plot = w.Image(format='png', layout=w.Layout(max_width='100%'))
         self.log = w.HTML()
-        self.widget = w.VBox([self.header, w.HBox([self.progress, self.status, self.stop_button]), self.plot, self.log])
+        bar = w.HBox([self.progress, self.status, self.stop_button],
+                     layout=w.Layout(flex_flow='row wrap', align_items='center'))
+        self.widget = w.VBox([self.header, bar, self.plot, self.log])
         self.widget.add_class('reaver-dashboard')
 
     def stop(self):
@@ -123,7 +125,11 @@ class Dashboard:
 
     # -- callback hooks ------------------------------------------------------------------------------------------
     def on_start(self, run: dict):
+        "A new run (or a resumed one, with the same dashboard): fresh rows, the button armed again."
         self.run, self._t0 = dict(run), time.time()
+        self.rows, self.result, self.stop_requested = [], None, False
+        self.lines.clear(); self.log.value = ''
+        self.stop_button.description, self.stop_button.disabled = 'Stop', False
         seeds = f", {run['n_seeds']} seeds" if run.get('n_seeds', 1) > 1 else ''
         res = ' (resumed)' if run.get('resumed') else ''
         self.header.value = (f"<b>{html.escape(str(run.get('run_id', '')))}</b>{res}: {str(run.get('agent', '')).upper()} on "
