@@ -104,8 +104,7 @@ def main(argv=None) -> int:
         return 0 if all(ok for ok, _ in doctor(a.sc2path).values()) else 1
     try:
         if a.command == 'compare':
-            from reaver_nb.results import compare
-            from reaver_nb.results import MINIGAMES
+            from reaver_nb.results import MINIGAMES, compare
             print(compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None))
         elif a.command == 'plot':
             from reaver_nb.results import save_plots, find_runs

@@ -103,7 +103,7 @@ class Dashboard:
         self.rows, self.lines = [], deque(maxlen=log_lines)
         self.run, self.result, self.stop_requested = {}, None, False
         self.draw_seconds, self.draws, self._last_draw, self._draw_cost = 0., 0, -np.inf, 0.
-        self._poll_ok, self._t0 = True, None
+        self._poll_ok = True
         w = _require('ipywidgets')
         self.header = w.HTML()
         self.progress = w.FloatProgress(min=0., max=1., value=0., layout=w.Layout(width='45%'))
@@ -126,7 +126,7 @@ class Dashboard:
     # -- callback hooks ------------------------------------------------------------------------------------------
     def on_start(self, run: dict):
         "A new run (or a resumed one, with the same dashboard): fresh rows, the button armed again."
-        self.run, self._t0 = dict(run), time.time()
+        self.run = dict(run)
         self.rows, self.result, self.stop_requested = [], None, False
         self.lines.clear(); self.log.value = ''
         self.stop_button.description, self.stop_button.disabled = 'Stop', False
