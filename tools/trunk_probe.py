@@ -8,7 +8,9 @@ For the initial parameters and each kept checkpoint of a run (fused path, seed 0
 - `fn sd`: how much the function-id logits vary across states (0: the head ignores its input), `V sd` the same for
   the value.
 
-    python tools/trunk_probe.py RUN_ID [--results-dir results]
+    python tools/trunk_probe.py RUN_ID [--results-dir results] [--beacon-radius R]
+
+`--beacon-radius` probes runs of `tools/beacon_radius.py` (the simulation's beacon radius patched, default 1.0).
 """
 import argparse, sys
 from pathlib import Path
@@ -24,7 +26,9 @@ from reaver_nb.training.run import _payload
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
+ap.add_argument('--beacon-radius', type=float, default=None, help="the run's patched beacon radius (world units)")
 args = ap.parse_args()
+if args.beacon_radius is not None: mg.KIND['radius'][mg.BEACON] = args.beacon_radius   # before any env is traced
 run = Path(args.results_dir) / args.run_id
 if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
 parse_config([run / 'config.gin']); cfg = RunSettings()
