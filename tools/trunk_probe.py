@@ -14,7 +14,6 @@ For the initial parameters and each kept checkpoint of a run (fused path, seed 0
 """
 import argparse, sys
 from pathlib import Path
-import numpy as np
 import jax, jax.numpy as jnp
 import reaver_nb.envs.minigames as mg
 from reaver_nb.training.config import parse_config, RunSettings
@@ -62,6 +61,7 @@ def report(tag, params):
           f"(uniform {float(reaches.mean()):.4f}) | fn sd {float(fn.std(0).mean()):.4f} | V sd {float(v.std()):.4f}")
 
 report('init', jax.tree.map(lambda x: x[0], trainer.init(cfg.seed).agent.params))
+target = _payload(trainer.init(0))
 for ck in list_checkpoints(run / 'checkpoints'):
-    p = load_checkpoint(ck, _payload(trainer.init(0)))
+    p = load_checkpoint(ck, target)
     report(f"{int(p['frames']):,} frames", jax.tree.map(lambda x: x[0], p['state'].agent.params))
