@@ -29,16 +29,41 @@ def test_move_to_beacon_start_and_time_limit():
     for k in range(20):
         obs, s = g.reset(jax.random.PRNGKey(k))
         marine, beacon = np.asarray(s.units.pos)
-        assert np.linalg.norm(marine - beacon) >= 4.0 and not bool(s.units.selected[0])   # >= 4 away, unselected
+        assert np.linalg.norm(marine - beacon) >= 5.0 and not bool(s.units.selected[0])   # >= 5 away, unselected
     s = s.replace(step=jnp.int32(g.max_steps - 1))
     _, _, _, term, trunc = g.step(jax.random.PRNGKey(0), s, call(g, 0))
     assert g.max_steps == 240 and bool(term) and not bool(trunc)         # 120 s = 240 steps of 8 loops: LAST
+
+def test_move_to_beacon_follows_the_map_script():
+    "Where marines and beacons appear, and when the beacon counts as reached (MoveToBeacon.SC2Map's triggers)."
+    g = MoveToBeacon()
+    _, s = jax.vmap(g.reset)(jax.random.split(jax.random.PRNGKey(0), 2000))
+    marine, beacon = np.asarray(s.units.pos[:, 0]), np.asarray(s.units.pos[:, 1])
+    assert (marine >= [1, 1]).all() and (marine <= [23, 17]).all()                 # the playable area, 22 x 16
+    assert (beacon >= [2.5, 2.5]).all() and (beacon <= [21.5, 15.5]).all()         # the Beacon Spawn Region ...
+    assert np.linalg.norm(beacon - [12., 9.], axis=1).min() >= 4.0                  # ... less its central disc
+    assert np.linalg.norm(marine - beacon, axis=1).min() >= 5.0
+    # the Beacon Area (radius 1.25) counts the marine (radius 0.375) once they touch
+    for d, want in ((1.6, 1.0), (1.65, 0.0)):
+        u = make_units([MARINE, BEACON], [[8., 9.], [8. + d, 9.]], [True, True])
+        _, _, r, _, _ = g.step(jax.random.PRNGKey(0), state_of(u), call(g, 0))
+        assert float(r) == want, d
+
+def test_orders_stop_at_the_playable_edge():
+    g = MoveToBeacon()
+    u = make_units([MARINE, BEACON], [[12., 9.], [3., 3.]], [True, True]).replace(selected=jnp.array([True, False]))
+    corner = g.options.screen_size ** 2 - 1                                          # bottom-right pixel: off the map
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), state_of(u), call(g, 331, screen=corner))
+    assert np.allclose(np.asarray(s.units.goal[0]), [23., 17.])
+    for _ in range(40): _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 0))
+    assert np.allclose(np.asarray(s.units.pos[0]), [23., 17.], atol=1e-4)
 
 def test_collect_mineral_shards_rules():
     g = CollectMineralShards()
     obs, s = g.reset(jax.random.PRNGKey(0))
     pos = np.asarray(s.units.pos)
     assert np.linalg.norm(pos[2:, None] - pos[None, :2], axis=-1).min() >= 2.0
+    assert (pos[2:] >= [2, 2]).all() and (pos[2:] <= [22, 16]).all()          # the map's Mineral Area
     # a marine standing on a shard collects it (+1) and the shard disappears
     u = s.units.replace(pos=s.units.pos.at[0].set(s.units.pos[2]))
     _, s2, r, _, _ = g.step(jax.random.PRNGKey(1), state_of(u), call(g, 0))

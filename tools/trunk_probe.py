@@ -8,9 +8,9 @@ For the initial parameters and each kept checkpoint of a run (fused path, seed 0
 - `fn sd`: how much the function-id logits vary across states (0: the head ignores its input), `V sd` the same for
   the value.
 
-    python tools/trunk_probe.py RUN_ID [--results-dir results] [--beacon-radius R]
+    python tools/trunk_probe.py RUN_ID [--results-dir results] [--draw R] [--reach D]
 
-`--beacon-radius` probes runs of `tools/beacon_radius.py` (the simulation's beacon radius patched, default 1.0).
+`--draw` and `--reach` probe runs of `tools/beacon_variants.py` (drawn beacon radius and reward distance patched).
 """
 import argparse, sys
 from pathlib import Path
@@ -25,9 +25,11 @@ from reaver_nb.training.run import _payload
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
-ap.add_argument('--beacon-radius', type=float, default=None, help="the run's patched beacon radius (world units)")
+ap.add_argument('--draw', type=float, default=None, help="the run's patched drawn beacon radius (world units)")
+ap.add_argument('--reach', type=float, default=None, help="the run's patched reward distance (world units)")
 args = ap.parse_args()
-if args.beacon_radius is not None: mg.KIND['radius'][mg.BEACON] = args.beacon_radius   # before any env is traced
+if args.draw is not None: mg.KIND['radius'][mg.BEACON] = args.draw   # before any env is traced
+if args.reach is not None: mg.MoveToBeacon.reach = args.reach
 run = Path(args.results_dir) / args.run_id
 if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
 parse_config([run / 'config.gin']); cfg = RunSettings()
@@ -43,7 +45,7 @@ selected = s0.replace(units=s0.units.replace(selected=s0.units.selected.at[:, 0]
 obs = jax.vmap(env.observe)(selected)                 # marine selected: Move_screen and Attack_screen available
 px = jnp.stack(jnp.meshgrid(jnp.arange(res), jnp.arange(res), indexing='xy'), -1).reshape(-1, 2)
 centres = (px + 0.5) * mg.SCREEN_UNITS / res
-reach = mg.KIND['radius'][mg.MARINE] + mg.KIND['radius'][mg.BEACON]
+reach = mg.MoveToBeacon.reach
 reaches = jnp.linalg.norm(centres[None] - s0.units.pos[:, 1][:, None], axis=-1) <= reach
 screen = env.act_spec.names.index('screen')
 

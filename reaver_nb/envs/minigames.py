@@ -27,7 +27,9 @@ __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EP
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
 SCREEN_UNITS = 24.0              # world units across the screen (pysc2's camera_width_world_units)
 MAP_UNITS = 64.0                 # world units across the minimap (the mini-game maps are 64 × 64)
-CAMERA_ORIGIN = 20.0             # the screen shows world [20, 44]²; screen coordinates below are relative to it
+CAMERA_ORIGIN = np.array([21., 27.], np.float32)   # the screen's top-left corner in minimap (x, row) units: the
+                                 # screen shows world x 21–45, y 37 down to 13 (minimap rows 27–51); screen
+                                 # coordinates below (x, row) are relative to it
 EPISODE_LOOPS = 1920             # 120 s at 16 loops per game second
 
 MARINE, ROACH, BEACON, SHARD = 0, 1, 2, 3
@@ -223,8 +225,8 @@ def _layers(u: Units, playable, origin, extent, res, names, minimap=False):
             x = jnp.where(code > 0, jnp.floor(ratio[top] * 255), 0.)
         elif n == 'unit_density': x = jnp.minimum(cover.sum(0), 15).astype(jnp.float32)
         elif n == 'camera':
-            lo, hi = CAMERA_ORIGIN, CAMERA_ORIGIN + SCREEN_UNITS
-            x = (((c[None, :] >= lo) & (c[None, :] <= hi)) & ((c[:, None] >= lo) & (c[:, None] <= hi))).astype(jnp.int32)
+            (lx, ly), (hx, hy) = CAMERA_ORIGIN, CAMERA_ORIGIN + SCREEN_UNITS
+            x = (((c[None, :] >= lx) & (c[None, :] <= hx)) & ((c[:, None] >= ly) & (c[:, None] <= hy))).astype(jnp.int32)
         else:
             raise ValueError(f"The JAX mini-games render {'minimap' if minimap else 'screen'} layers "
                              f"player_relative, selected, visibility_map, unit_hit_points_ratio, unit_density"
@@ -242,7 +244,7 @@ class GameState(struct.PyTreeNode):
 class MiniGame:
     "A pysc2 mini-game in JAX: pure `reset(key)` / `step(key, state, action)` over pysc2 Specs."
     name = 'MiniGame'
-    playable = ((1., 1.), (23., 23.))    # the playable rectangle in screen world units ((x0, y0), (x1, y1))
+    playable = ((1., 1.), (23., 17.))    # the maps' playable rectangle in screen units ((x0, row0), (x1, row1))
     truncates = False                    # the 120 s limit is reported as the end of the episode (terminated)
 
     def __init__(self, options: SC2Options | None = None, **overrides):
@@ -264,15 +266,18 @@ class MiniGame:
         "After each game loop: returns (units, reward, ended, extra)."
         raise NotImplementedError
 
-    def sample_points(self, key, n, away_from, min_dist, margin=0.5):
-        "n uniform points in the playable area at least `min_dist` from every row of `away_from` (tries 32 each)."
-        (x0, y0), (x1, y1) = self.playable
-        lo, hi = jnp.array([x0 + margin, y0 + margin]), jnp.array([x1 - margin, y1 - margin])
-        cand = jax.random.uniform(key, (n, 32, 2), minval=lo, maxval=hi)
+    def sample_points(self, key, n, away_from, min_dist, area=None, hole=None):
+        """n uniform points in the rectangle `area` ((x0, y0), (x1, y1); default the playable area), outside the disc
+        `hole` ((cx, cy), r) if given, at least `min_dist` from every row of `away_from`: the game's `RegionRandomPoint`
+        retried while too close, as the maps' scripts do (64 tries; the farthest allowed point if none is far enough)."""
+        (x0, y0), (x1, y1) = area or self.playable
+        cand = jax.random.uniform(key, (n, 64, 2), minval=jnp.array([x0, y0]), maxval=jnp.array([x1, y1]))
         d = jnp.linalg.norm(cand[:, :, None, :] - away_from[None, None] + 1e-12, axis=-1).min(-1)
-        ok = d >= min_dist
-        pick = jnp.argmax(ok, 1)   # the first good candidate (the farthest one if none is good)
-        pick = jnp.where(ok.any(1), pick, jnp.argmax(d, 1))
+        allowed = jnp.ones(cand.shape[:2], bool) if hole is None else \
+            jnp.linalg.norm(cand - jnp.asarray(hole[0]) + 1e-12, axis=-1) >= hole[1]
+        ok = allowed & (d >= min_dist)
+        pick = jnp.argmax(ok, 1)   # the first good candidate (else the farthest allowed one)
+        pick = jnp.where(ok.any(1), pick, jnp.argmax(jnp.where(allowed, d, -1.), 1))
         return cand[jnp.arange(n), pick]
 
     # -- observations ------------------------------------------------------------------------------------------------
@@ -281,7 +286,7 @@ class MiniGame:
         feats = dict(zip([f'screen/{n}' for n in o.screen_features],
                          _layers(u, self.playable, 0., SCREEN_UNITS, o.screen_size, o.screen_features)))
         mm = u.replace(pos=u.pos + CAMERA_ORIGIN)
-        pl = tuple(tuple(c + CAMERA_ORIGIN for c in p) for p in self.playable)
+        pl = tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in self.playable)
         feats.update(zip([f'minimap/{n}' for n in o.minimap_features],
                          _layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True)))
         av = available(u)
@@ -297,7 +302,8 @@ class MiniGame:
         return self.observe(s), s
 
     def apply_action(self, u: Units, action) -> Units:
-        "The chosen pysc2 function call, when the game offers it now (anything else is a no_op)."
+        """The chosen pysc2 function call, when the game offers it now (anything else is a no_op); a point outside the
+        playable area sends units to its edge (units cannot leave it)."""
         res = self.options.screen_size
         slot = jnp.asarray(self._impl)[action[0]]
         ok = (slot >= 0) & available(u)[jnp.maximum(slot, 0)]
@@ -309,7 +315,9 @@ class MiniGame:
                     lambda u: _select_army(u, arg('select_add')),
                     lambda u: _command(u, arg('queued'), p('screen'), res, attack=True),
                     lambda u: _command(u, arg('queued'), p('screen'), res, attack=False)]
-        return jax.lax.switch(jnp.where(ok, slot, 0), branches, u)
+        u = jax.lax.switch(jnp.where(ok, slot, 0), branches, u)
+        lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
+        return u.replace(goal=jnp.clip(u.goal, lo, hi), q_goal=jnp.clip(u.q_goal, lo, hi))
 
     def step(self, key, s: GameState, action):
         "One agent step: the action, then `step_mul` game loops. Returns (obs, state, reward, terminated, truncated)."
@@ -328,18 +336,21 @@ class MiniGame:
 # %% ../../nbs/18_minigames.ipynb #c020
 class MoveToBeacon(MiniGame):
     name = 'MoveToBeacon'
-    playable = ((2., 5.), (22., 19.))
+    beacon_area = ((2.5, 2.5), (21.5, 15.5))   # the "Beacon Spawn Region" in screen units ...
+    beacon_hole = ((12., 9.), 4.)              # ... less this disc ((centre), radius)
+    reach = 1.25 + 0.375                       # the marine (radius 0.375) touches the 1.25-unit "Beacon Area"
+
+    def _beacon(self, key, marine):
+        return self.sample_points(key, 1, marine, 5., self.beacon_area, self.beacon_hole)
 
     def new_units(self, key):
         k1, k2 = jax.random.split(key)
         marine = self.sample_points(k1, 1, jnp.full((1, 2), -100.), 0.)
-        beacon = self.sample_points(k2, 1, marine, 4.)
-        return make_units([MARINE, BEACON], jnp.concatenate([marine, beacon]), [True, True])
+        return make_units([MARINE, BEACON], jnp.concatenate([marine, self._beacon(k2, marine)]), [True, True])
 
     def rules(self, u, key, extra):
-        reach = KIND['radius'][MARINE] + KIND['radius'][BEACON]
-        hit = jnp.linalg.norm(u.pos[0] - u.pos[1]) <= reach
-        new = self.sample_points(key, 1, u.pos[:1], 5.)[0]
+        hit = jnp.linalg.norm(u.pos[0] - u.pos[1] + 1e-12) <= self.reach
+        new = self._beacon(key, u.pos[:1])[0]
         return u.replace(pos=u.pos.at[1].set(jnp.where(hit, new, u.pos[1]))), hit.astype(jnp.float32), False, extra
 
 # %% ../../nbs/18_minigames.ipynb #c022
@@ -347,12 +358,12 @@ N_SHARDS = 20
 
 class CollectMineralShards(MiniGame):
     name = 'CollectMineralShards'
-    playable = ((2., 5.), (22., 19.))
+    shard_area = ((2., 2.), (22., 16.))        # the "Mineral Area" in screen units
 
     def new_units(self, key):
         k1, k2 = jax.random.split(key)
         marines = self.sample_points(k1, 2, jnp.full((1, 2), -100.), 0.)
-        shards = self.sample_points(k2, N_SHARDS, marines, 2.)
+        shards = self.sample_points(k2, N_SHARDS, marines, 2., self.shard_area)
         return make_units([MARINE] * 2 + [SHARD] * N_SHARDS, jnp.concatenate([marines, shards]), [True] * (2 + N_SHARDS))
 
     def rules(self, u, key, extra):
@@ -361,7 +372,7 @@ class CollectMineralShards(MiniGame):
         taken = u.alive[2:] & (d <= reach).any(1)
         alive = u.alive.at[2:].set(u.alive[2:] & ~taken)
         respawn = ~alive[2:].any()
-        new = self.sample_points(key, N_SHARDS, u.pos[:2], 2.)
+        new = self.sample_points(key, N_SHARDS, u.pos[:2], 2., self.shard_area)
         pos = u.pos.at[2:].set(jnp.where(respawn, new, u.pos[2:]))
         alive = alive.at[2:].set(alive[2:] | respawn)
         return u.replace(pos=pos, alive=alive), taken.sum().astype(jnp.float32), False, extra
@@ -371,22 +382,25 @@ MAX_MARINES, N_ROACHES = 32, 4
 
 class DefeatRoaches(MiniGame):
     name = 'DefeatRoaches'
-    playable = ((2., 5.), (22., 19.))
-    marine_x, roach_x = 4.0, 20.0
+    spawn_regions = (((2.97, 5.95), (6.98, 11.94)), ((17.02, 5.92), (21.04, 11.96)))   # left, right (screen units)
 
-    def _lines(self, side, n_alive_marines=None):
-        "Marine rows' and roach rows' positions for a wave: marines on `side` (0 left, 1 right), roaches opposite."
-        mx = jnp.where(side == 0, self.marine_x, SCREEN_UNITS - self.marine_x)
-        rx = SCREEN_UNITS - mx
-        ys = 12. + (jnp.arange(MAX_MARINES) % 9 - 4.) * 1.0 - (jnp.arange(MAX_MARINES) // 9) * 0.0
-        xs = mx + jnp.where(mx < 12, -1., 1.) * (jnp.arange(MAX_MARINES) // 9) * 1.0
-        marines = jnp.stack([xs, ys], -1)
-        roaches = jnp.stack([jnp.full(N_ROACHES, rx), 12. + (jnp.arange(N_ROACHES) - 1.5) * 2.25], -1)
+    def _lines(self, key):
+        "Marine rows' and roach rows' positions for a wave: a column on a random side each, on opposite sides."
+        k1, k2, k3 = jax.random.split(key, 3)
+        side = jax.random.bernoulli(k1).astype(jnp.int32)
+        (l0, l1), (r0, r1) = (tuple(jnp.array(c) for c in reg) for reg in self.spawn_regions)
+        left = jax.random.uniform(k2, (2,), minval=l0, maxval=l1)
+        right = jax.random.uniform(k3, (2,), minval=r0, maxval=r1)
+        pm, pr = jnp.where(side == 0, left, right), jnp.where(side == 0, right, left)
+        i = jnp.arange(1, MAX_MARINES + 1)
+        off = (i // 2) * (1 - 2 * (i % 2))                 # the script's offsets: 0, 1, -1, 2, -2, ...
+        (x0, y0), (x1, y1) = self.playable
+        marines = jnp.stack([jnp.full(MAX_MARINES, pm[0]), jnp.clip(pm[1] - off, y0, y1)], -1)
+        roaches = jnp.stack([jnp.full(N_ROACHES, pr[0]), pr[1] - jnp.array([0.5, 1.5, -0.5, -1.5])], -1)
         return marines, roaches
 
     def new_units(self, key):
-        side = jax.random.bernoulli(key).astype(jnp.int32)
-        marines, roaches = self._lines(side)
+        marines, roaches = self._lines(key)
         u = make_units([MARINE] * MAX_MARINES + [ROACH] * N_ROACHES, jnp.concatenate([marines, roaches]),
                        jnp.arange(MAX_MARINES + N_ROACHES) >= MAX_MARINES - 0)   # roaches alive ...
         alive = u.alive.at[:9].set(True)                                            # ... and 9 marines
@@ -400,8 +414,7 @@ class DefeatRoaches(MiniGame):
         reward = 10. * dead_now[r].sum() - 1. * dead_now[m].sum()
         u = u.replace(hp=jnp.where(dead_now, -1e9, u.hp))             # mark as counted
         wave = ~u.alive[r].any()
-        side = jax.random.bernoulli(key).astype(jnp.int32)
-        marines, roaches = self._lines(side)
+        marines, roaches = self._lines(key)
         # five fresh marines fill the first dead marine rows
         dead_rank = jnp.cumsum(~u.alive[m]) * ~u.alive[m]
         fresh = wave & (dead_rank >= 1) & (dead_rank <= 5)
@@ -413,8 +426,9 @@ class DefeatRoaches(MiniGame):
         pos = jnp.concatenate([jnp.where(wave, mpos, u.pos[m]), jnp.where(wave, roaches, u.pos[r])])
         hp = jnp.concatenate([hp_m, jnp.where(wave, KIND['max_hp'][ROACH], u.hp[r])])
         alive = jnp.concatenate([alive_m, u.alive[r] | wave])
+        is_marine = jnp.arange(MAX_MARINES + N_ROACHES) < MAX_MARINES
         reset_orders = wave
-        u = u.replace(pos=pos, hp=hp, alive=alive, selected=u.selected & alive,
+        u = u.replace(pos=pos, hp=hp, alive=alive, selected=jnp.where(wave, alive & is_marine, u.selected & alive),
                       order=jnp.where(reset_orders, IDLE, u.order), target=jnp.where(reset_orders, -1, u.target),
                       q_order=jnp.where(reset_orders, IDLE, u.q_order), goal=jnp.where(reset_orders, pos, u.goal),
                       cooldown=jnp.where(reset_orders, 0., u.cooldown))
@@ -460,6 +474,9 @@ def scripted_policy(game: MiniGame):
             needs = heading < 0
             queue_free = (u.order[:2] == MOVE) & (u.q_order[:2] == IDLE)
             m = jnp.where(needs[0], 0, jnp.where(needs[1], 1, jnp.where(queue_free[0], 0, 1)))
+            # two marines on one pixel: select_point picks one of them, so that one takes the orders
+            alone_now = u.selected[:2] & ~u.selected[1::-1]
+            m = jnp.where((_pixel(u.pos[0], res) == _pixel(u.pos[1], res)) & alone_now.any(), jnp.argmax(alone_now), m)
             other = 1 - m
             busy = (jnp.arange(N_SHARDS) == heading[other]) | (jnp.arange(N_SHARDS) == heading[m])
             ok = u.alive[2:] & ~busy

@@ -1,13 +1,14 @@
 #!/usr/bin/env python
-"""Diagnostic for issue 5 (A2C does not learn jax:MoveToBeacon): train the default `reaver train` configuration on a
-simulation whose beacon radius is patched (world units; the shipped simulation uses 1.0), then test 100 episodes.
+"""Diagnostic for issue 5 (A2C learning jax:MoveToBeacon): train the default `reaver train` configuration on a
+simulation whose beacon geometry is patched, then test 100 episodes; or score scripted and random play on it.
 
-    python tools/beacon_radius.py 2.0 300000              # radius, frames; runs into results/beacon_r<radius>
-    python tools/beacon_radius.py 2.0 400000 --draw-only  # beacon drawn with that radius, rewarded as shipped
-                                                           # (marine within 1.375 units); results/beacon_draw_r<radius>
-    python tools/beacon_radius.py 2.0 --baselines         # no training: scripted and uniformly random play
+    python tools/beacon_variants.py 300000 --draw 2 --reach 2.625   # drawn radius, reward distance (world units)
+    python tools/beacon_variants.py --baselines --reach 1.625       # no training: scripted and uniformly random play
 
-`reaver test --run-id beacon_r2` in a fresh process tests such a run on the shipped simulation.
+As shipped the beacon is drawn with radius 1 (an estimate) and rewards when the marine's centre comes within 1.625 of
+the beacon's (the map's 1.25-unit Beacon Area plus the marine's radius; nbs/18). A run goes to
+results/beacon_d<draw>_r<reach>[_s<seed>]; `reaver test --run-id ID` in a fresh process tests it on the shipped
+simulation.
 """
 import argparse, time
 import numpy as np
@@ -15,20 +16,15 @@ import jax, jax.numpy as jnp
 import reaver_nb.envs.minigames as mg
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-ap.add_argument('radius', type=float); ap.add_argument('frames', type=int, nargs='?')
+ap.add_argument('frames', type=int, nargs='?')
+ap.add_argument('--draw', type=float, default=float(mg.KIND['radius'][mg.BEACON]), help='drawn beacon radius')
+ap.add_argument('--reach', type=float, default=mg.MoveToBeacon.reach, help="reward when the marine's centre is this close")
 ap.add_argument('--baselines', action='store_true', help='only score scripted and uniformly random play, 200 episodes')
-ap.add_argument('--draw-only', action='store_true', help='patch only what the feature layers show, not the reward')
 ap.add_argument('--seed', type=int, default=0)
 args = ap.parse_args()
 if (args.frames is None) != args.baselines: ap.error('give FRAMES to train, or --baselines (not both)')
-reach = mg.KIND['radius'][mg.MARINE] + mg.KIND['radius'][mg.BEACON]    # the shipped reward distance
-mg.KIND['radius'][mg.BEACON] = args.radius   # read when the env functions are traced, so before any training starts
-if args.draw_only:
-    def rules(self, u, key, extra):
-        hit = jnp.linalg.norm(u.pos[0] - u.pos[1]) <= reach
-        new = self.sample_points(key, 1, u.pos[:1], 5.)[0]
-        return u.replace(pos=u.pos.at[1].set(jnp.where(hit, new, u.pos[1]))), hit.astype(jnp.float32), False, extra
-    mg.MoveToBeacon.rules = rules
+mg.KIND['radius'][mg.BEACON] = args.draw   # read when the env functions are traced, so before any training starts
+mg.MoveToBeacon.reach = args.reach
 
 def uniform_policy(game):
     "Uniformly random among the functions the game offers now, uniformly random arguments."
@@ -51,7 +47,7 @@ if args.baselines:
 
 import reaver_nb
 t = time.time()
-run_id = f"beacon_{'draw_' if args.draw_only else ''}r{args.radius:g}" + (f'_s{args.seed}' if args.seed else '')
+run_id = f"beacon_d{args.draw:g}_r{args.reach:g}" + (f'_s{args.seed}' if args.seed else '')
 reaver_nb.train('jax:MoveToBeacon', steps=args.frames, run_id=run_id, force=True, progress=False, seed=args.seed,
                 gin_params=['RunSettings.log_seconds = 60'])
 reaver_nb.test(run_id, episodes=100)
