@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Measure on the real game what the JAX MoveToBeacon (nbs/18) has to estimate, for whoever has StarCraft II (Colab:
-`reaver install-sc2` first). Prints one JSON object:
+`reaver sc2 install --accept-eula` first). Prints one JSON object:
 
 - `beacon_radius`, `marine_radius`: the units' radii in world units (pysc2 `feature_units` at 256 × 256 pixels);
 - `trigger_distance`: bounds on how close the marine's centre must come to the beacon's for the score to change,
