@@ -80,6 +80,7 @@ class FullyConv(nn.Module):
     embed_dim: int = 10
     broadcast_non_spatial: bool = False
     conv: str = 'xla'       # 'xla' or 'im2col' (see Conv)
+    value_through_trunk: bool = True   # False: the value head reads the shared layers, its loss does not train them
 
     @nn.compact
     def __call__(self, obs):
@@ -99,7 +100,8 @@ class FullyConv(nn.Module):
         state = jnp.concatenate(parts, -1)
         lead = state.shape[:-3]
         fc = nn.relu(nn.Dense(self.fc_dim, kernel_init=_vs(), name='fc')(state.reshape(lead + (-1,))))
-        value = nn.Dense(1, kernel_init=_vs(0.1), name='value')(fc)[..., 0]
+        value_in = fc if self.value_through_trunk else jax.lax.stop_gradient(fc)
+        value = nn.Dense(1, kernel_init=_vs(0.1), name='value')(value_in)[..., 0]
         dists = []
         for i, s in enumerate(self.act_spec):
             if s.spatial:
