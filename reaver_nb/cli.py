@@ -6,7 +6,7 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, sys
+import argparse, signal, sys
 from pathlib import Path
 from .training.config import ConfigError
 
@@ -120,6 +120,9 @@ def main(argv=None) -> int:
             print(f"Imported {a.archive} as {import_run(a.archive, a.results_dir, a.run_id, a.force)}")
         elif a.command == 'train':
             from reaver_nb.training.run import train
+            # a shell starts background jobs (`reaver train ... &` in a script) with SIGINT ignored, and Python then
+            # never raises KeyboardInterrupt: restore it, so `kill -INT` still stops the run with a checkpoint
+            if signal.getsignal(signal.SIGINT) is signal.SIG_IGN: signal.signal(signal.SIGINT, signal.default_int_handler)
             from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
             train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds, run_id=a.run_id,
                   resume=a.resume, force=a.force,
