@@ -55,7 +55,7 @@ def rollout(params, obs, s, key):
 def flat(x): return x.reshape((-1,) + x.shape[2:])
 
 def terms(params, O, A, adv, ret):
-    (dists, v), st = model.apply(params, O, capture_intermediates=True, mutable=['intermediates'])
+    dists, v = model.apply(params, O)
     logp = pol.log_prob(dists, A)
     pl = -(logp * adv).mean()
     vl = 0.5 * ((v - ret) ** 2).mean()

@@ -29,8 +29,7 @@ from pysc2.lib import actions, features, units
 from reaver_nb.envs.sc2 import function_ids
 from reaver_nb.sc2.launch import start_game
 
-NEUTRAL, MARINE, BEACON = features.PlayerRelative.NEUTRAL, units.Terran.Marine, units.Neutral.Beacon_Terran \
-    if hasattr(units.Neutral, 'Beacon_Terran') else 317
+NEUTRAL, MARINE, BEACON = features.PlayerRelative.NEUTRAL, units.Terran.Marine, 317   # 317: Beacon_Terran
 WORLD = 24.0   # pysc2's camera_width_world_units: world units across the screen
 
 def game(res, step_mul, **kw):
@@ -76,7 +75,7 @@ finally: env.close()
 
 # 2. random play and the beacon's footprint at 16 x 16, step_mul 8
 env, res = game(16, 8), 16
-fns = [f for f in function_ids('minigames')]
+fns = list(function_ids('minigames'))
 rng = np.random.default_rng(0)
 try:
     scores, pixels = [], []
