@@ -11,7 +11,7 @@ Throughput of one run = frames between its first and its last log row / seconds 
 compilation and the first rows. The ratio is the median over runs with the dashboard / the median without it;
 target: >= 0.95 (at most 5% slower).
 
-    python bench/dashboard.py                       # jax:MoveToBeacon (the quickstart's run), 3 + 3 runs
+    python bench/dashboard.py                       # jax:MoveToBeacon (the quickstart's env), 3 + 3 runs
     python bench/dashboard.py --env CartPole-v1 --agent ppo --steps 200000
     python bench/dashboard.py --quick               # a smoke run, numbers not meaningful
 """

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import reaver, ROOT
 
-TINY = ['--n-envs', 4, '--gin-param', 'A2C.traj_len = 8', '--gin-param', 'SC2Settings.screen_size = 8',
+TINY = ['--agent', 'a2c', '--n-envs', 4, '--gin-param', 'A2C.traj_len = 8', '--gin-param', 'SC2Settings.screen_size = 8',
         '--gin-param', 'SC2Settings.minimap_size = 8', '--gin-param', 'RunSettings.log_every = 2']
 
 def rows(run_dir, name='metrics.jsonl'):
