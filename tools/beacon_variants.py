@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""Diagnostic for issue 5 (A2C learning jax:MoveToBeacon): train Reaver's A2C setup (the former `reaver train` default) on a
-simulation whose beacon geometry is patched, then test 100 episodes; or score scripted and random play on it.
+"""Diagnostic for issue 5 (A2C learning jax:MoveToBeacon): train Reaver's A2C setup (the former `reaver train`
+default) on a simulation whose beacon geometry is patched, then test 100 episodes; or score scripted and random play
+on it.
 
     python tools/beacon_variants.py 300000 --draw 2 --reach 2.625   # drawn radius, reward distance (world units)
     python tools/beacon_variants.py --baselines --reach 1.625       # no training: scripted and uniformly random play
