@@ -19,8 +19,8 @@ from .sc2 import SC2Options, SC2Settings, function_ids, sc2_obs_spec, sc2_act_sp
 # %% auto #0
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
            'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'ACQUIRE_EXTRA',
-           'HELP_RADIUS', 'KIND', 'ARMED', 'IMPLEMENTED', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES', 'Units',
-           'make_units', 'game_loop', 'screen_point', 'available', 'GameState', 'MiniGame', 'MoveToBeacon',
+           'HELP_RADIUS', 'QUEUE', 'KIND', 'ARMED', 'IMPLEMENTED', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES',
+           'Units', 'make_units', 'game_loop', 'screen_point', 'available', 'GameState', 'MiniGame', 'MoveToBeacon',
            'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play']
 
 # %% ../../nbs/18_minigames.ipynb #c006
@@ -37,6 +37,8 @@ SELF, NEUTRAL, ENEMY = 1, 3, 4   # pysc2 player_relative values
 IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT = 0, 1, 2, 3
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
 HELP_RADIUS = 8.0                # ... or anywhere when an ally this close is being shot at
+QUEUE = 16                       # orders a unit can hold queued (shift-clicks) behind the current one; the game's
+                                 # limit is higher, but 16 already take a marine minutes to walk
 
 def _per_loop(per_second): return per_second / LOOPS_PER_SECOND
 #                    marine           roach            beacon  shard
@@ -61,9 +63,9 @@ class Units(struct.PyTreeNode):
     order: jax.Array      # [U] int32: IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT
     goal: jax.Array       # [U, 2] where a move / attack-move goes
     target: jax.Array     # [U] int32 unit row being attacked (-1: none)
-    q_order: jax.Array    # [U] the one queued order (IDLE: none) ...
-    q_goal: jax.Array     # [U, 2]
-    q_target: jax.Array   # [U]
+    q_order: jax.Array    # [U, QUEUE] the queued orders, next first (IDLE: an empty slot; slots fill from the front) ...
+    q_goal: jax.Array     # [U, QUEUE, 2]
+    q_target: jax.Array   # [U, QUEUE]
     cooldown: jax.Array   # [U] loops until the weapon fires again
 
 def make_units(kind, pos, alive) -> Units:
@@ -72,7 +74,8 @@ def make_units(kind, pos, alive) -> Units:
     pos = jnp.asarray(pos, jnp.float32)
     return Units(pos=pos, alive=jnp.asarray(alive, bool), kind=kind, hp=jnp.asarray(KIND['max_hp'])[kind],
                  selected=jnp.zeros(n, bool), order=jnp.zeros(n, jnp.int32), goal=pos, target=-jnp.ones(n, jnp.int32),
-                 q_order=jnp.zeros(n, jnp.int32), q_goal=pos, q_target=-jnp.ones(n, jnp.int32),
+                 q_order=jnp.zeros((n, QUEUE), jnp.int32), q_goal=jnp.repeat(pos[:, None], QUEUE, 1),
+                 q_target=-jnp.ones((n, QUEUE), jnp.int32),
                  cooldown=jnp.zeros(n, jnp.float32))
 
 def _k(name, kind): return jnp.asarray(KIND[name])[kind]
@@ -88,6 +91,16 @@ def _edge_distance(u: Units):
     r = _k('radius', u.kind)
     return d - r[:, None] - r[None, :]
 
+def _next_order(u: Units, done, order, goal, target):
+    "Units where `done` take the first queued order (order, goal, target) and their queue moves up one slot."
+    shift = lambda q, empty: jnp.concatenate([q[:, 1:], jnp.broadcast_to(empty, q[:, :1].shape).astype(q.dtype)], 1)
+    d1, d2 = done[:, None], done[:, None, None]
+    return dict(order=jnp.where(done, u.q_order[:, 0], order), goal=jnp.where(d1, u.q_goal[:, 0], goal),
+                target=jnp.where(done, u.q_target[:, 0], target),
+                q_order=jnp.where(d1, shift(u.q_order, IDLE), u.q_order),
+                q_goal=jnp.where(d2, shift(u.q_goal, u.q_goal[:, -1:]), u.q_goal),
+                q_target=jnp.where(d1, shift(u.q_target, -1), u.q_target))
+
 def game_loop(u: Units) -> Units:
     "Advance the unit table by one game loop."
     n = u.kind.shape[0]
@@ -98,9 +111,7 @@ def game_loop(u: Units) -> Units:
     # a target stays valid while it lives; an attack order on a dead target falls back to the queued order
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
     lost = (u.order == ATTACK_UNIT) & ~tgt_ok
-    u = u.replace(order=jnp.where(lost, u.q_order, u.order), goal=jnp.where(lost[:, None], u.q_goal, u.goal),
-                  target=jnp.where(lost, u.q_target, jnp.where(tgt_ok, u.target, -1)),
-                  q_order=jnp.where(lost, IDLE, u.q_order))
+    u = u.replace(**_next_order(u, lost, u.order, u.goal, jnp.where(tgt_ok, u.target, -1)))
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
     # idle and attack-moving armed units acquire the nearest enemy within range + ACQUIRE_EXTRA
     seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE)) & ~tgt_ok
@@ -131,14 +142,11 @@ def game_loop(u: Units) -> Units:
     arrive = moving & ~chasing & (dist <= speed)
     step = jnp.where(moving[:, None], delta * jnp.minimum(1., speed / jnp.maximum(dist, 1e-6))[:, None], 0.)
     pos = u.pos + step
-    order = jnp.where(arrive, u.q_order, u.order)
-    goal = jnp.where(arrive[:, None], u.q_goal, u.goal)
-    target = jnp.where(arrive, u.q_target, target)
-    q_order = jnp.where(arrive, IDLE, u.q_order)
+    nxt = _next_order(u, arrive, u.order, u.goal, target)
     # an attack-moving unit that fought keeps its goal; a unit idle again forgets its target when the target dies
     alive = u.alive & ((hp > 0) | (_k('max_hp', u.kind) == 0))
-    return u.replace(pos=pos, hp=hp, alive=alive, selected=u.selected & alive, cooldown=cooldown,
-                     order=jnp.where(alive, order, IDLE), goal=goal, target=target, q_order=q_order)
+    return u.replace(**{**nxt, 'order': jnp.where(alive, nxt['order'], IDLE)}, pos=pos, hp=hp, alive=alive,
+                     selected=u.selected & alive, cooldown=cooldown)
 
 # %% ../../nbs/18_minigames.ipynb #c014
 IMPLEMENTED = (0, 2, 3, 7, 12, 331)   # no_op, select_point, select_rect, select_army, Attack_screen, Move_screen
@@ -180,11 +188,14 @@ def _command(u, queued, p, res, attack):
     sel = u.selected & u.alive
     to_queue = sel & (queued == 1) & (u.order != IDLE)
     now = sel & ~to_queue
+    # a queued order goes into the first empty slot (none left: the order is dropped); an order now clears the queue
+    slot = to_queue[:, None] & (jnp.arange(QUEUE) == (u.q_order != IDLE).sum(1)[:, None])
     return u.replace(
         order=jnp.where(now, order, u.order), goal=jnp.where(now[:, None], p, u.goal),
         target=jnp.where(now, enemy, u.target),
-        q_order=jnp.where(to_queue, order, jnp.where(now, IDLE, u.q_order)),
-        q_goal=jnp.where(to_queue[:, None], p, u.q_goal), q_target=jnp.where(to_queue, enemy, u.q_target))
+        q_order=jnp.where(now[:, None], IDLE, jnp.where(slot, order, u.q_order)),
+        q_goal=jnp.where(slot[..., None], p, u.q_goal),
+        q_target=jnp.where(now[:, None], -1, jnp.where(slot, enemy, u.q_target)))
 
 def available(u: Units) -> jax.Array:
     "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED)."
@@ -193,7 +204,7 @@ def available(u: Units) -> jax.Array:
     sel = (u.selected & own).any()
     return jnp.array([True, True, True, army, sel, sel])
 
-# %% ../../nbs/18_minigames.ipynb #c016
+# %% ../../nbs/18_minigames.ipynb #c018
 def _cover(pos, radius, alive, origin, extent, res):
     "[U, res, res] bool: which pixels (rows y, columns x) of a view of `extent` units from `origin` show each unit."
     ps = extent / res
@@ -234,7 +245,7 @@ def _layers(u: Units, playable, origin, extent, res, names, minimap=False):
         out.append(x)
     return out
 
-# %% ../../nbs/18_minigames.ipynb #c018
+# %% ../../nbs/18_minigames.ipynb #c020
 class GameState(struct.PyTreeNode):
     units: Units
     step: jax.Array        # agent steps taken
@@ -333,7 +344,7 @@ class MiniGame:
         done = ended | (s.step >= self.max_steps)
         return self.observe(s), s, reward, done, jnp.zeros((), bool)
 
-# %% ../../nbs/18_minigames.ipynb #c020
+# %% ../../nbs/18_minigames.ipynb #c022
 class MoveToBeacon(MiniGame):
     name = 'MoveToBeacon'
     beacon_area = ((2.5, 2.5), (21.5, 15.5))   # the "Beacon Spawn Region" in screen units ...
@@ -353,7 +364,7 @@ class MoveToBeacon(MiniGame):
         new = self._beacon(key, u.pos[:1])[0]
         return u.replace(pos=u.pos.at[1].set(jnp.where(hit, new, u.pos[1]))), hit.astype(jnp.float32), False, extra
 
-# %% ../../nbs/18_minigames.ipynb #c022
+# %% ../../nbs/18_minigames.ipynb #c024
 N_SHARDS = 20
 
 class CollectMineralShards(MiniGame):
@@ -377,7 +388,7 @@ class CollectMineralShards(MiniGame):
         alive = alive.at[2:].set(alive[2:] | respawn)
         return u.replace(pos=pos, alive=alive), taken.sum().astype(jnp.float32), False, extra
 
-# %% ../../nbs/18_minigames.ipynb #c024
+# %% ../../nbs/18_minigames.ipynb #c026
 MAX_MARINES, N_ROACHES = 32, 4
 
 class DefeatRoaches(MiniGame):
@@ -438,7 +449,7 @@ class DefeatRoaches(MiniGame):
 MINIGAMES = {'MoveToBeacon': MoveToBeacon, 'CollectMineralShards': CollectMineralShards,
              'DefeatRoaches': DefeatRoaches}
 
-# %% ../../nbs/18_minigames.ipynb #c026
+# %% ../../nbs/18_minigames.ipynb #c028
 def _pixel(pos, res):
     "The flat screen index of the pixel holding world point `pos`."
     ps = SCREEN_UNITS / res
@@ -472,7 +483,7 @@ def scripted_policy(game: MiniGame):
             on_goal = (_pixel(shards, res)[None, :] == goal_px[:, None]) & u.alive[None, 2:]
             heading = jnp.where((u.order[:2] == MOVE) & on_goal.any(1), jnp.argmax(on_goal, 1), -1)
             needs = heading < 0
-            queue_free = (u.order[:2] == MOVE) & (u.q_order[:2] == IDLE)
+            queue_free = (u.order[:2] == MOVE) & (u.q_order[:2, 0] == IDLE)
             m = jnp.where(needs[0], 0, jnp.where(needs[1], 1, jnp.where(queue_free[0], 0, 1)))
             # two marines on one pixel: select_point picks one of them, so that one takes the orders
             alone_now = u.selected[:2] & ~u.selected[1::-1]
