@@ -6,7 +6,7 @@ For the initial parameters and each kept checkpoint of a run (fused path, seed 0
 - `screen H`: the entropy of the `screen` argument head (log 256 = 5.545 is uniform) and `P(reach)`: its probability
   mass on pixels whose click reaches the beacon, against a uniform head's;
 - `fn sd`: how much the function-id logits vary across states (0: the head ignores its input), `V sd` the same for
-  the value.
+  the value; `P(queued)`: the `queued` head's mean probability of queueing an order behind the current one.
 
     python tools/trunk_probe.py RUN_ID [--results-dir results] [--draw R] [--reach D]
 
@@ -47,7 +47,7 @@ px = jnp.stack(jnp.meshgrid(jnp.arange(res), jnp.arange(res), indexing='xy'), -1
 centres = (px + 0.5) * mg.SCREEN_UNITS / res
 reach = mg.MoveToBeacon.reach
 reaches = jnp.linalg.norm(centres[None] - s0.units.pos[:, 1][:, None], axis=-1) <= reach
-screen = env.act_spec.names.index('screen')
+screen, queued = env.act_spec.names.index('screen'), env.act_spec.names.index('queued')
 
 def report(tag, params):
     (dists, v), st = agent.model.apply(params, obs, capture_intermediates=True, mutable=['intermediates'])
@@ -60,7 +60,8 @@ def report(tag, params):
     h = float(-(sp * jnp.log(sp + 1e-12)).sum(-1).mean())
     fn = jnp.where(dists[0] > -1e8, dists[0], 0.)
     print(f"{tag:>16}: live {', '.join(live)} | screen H {h:.3f}, P(reach) {float((sp * reaches).sum(-1).mean()):.4f} "
-          f"(uniform {float(reaches.mean()):.4f}) | fn sd {float(fn.std(0).mean()):.4f} | V sd {float(v.std()):.4f}")
+          f"(uniform {float(reaches.mean()):.4f}) | fn sd {float(fn.std(0).mean()):.4f} | V sd {float(v.std()):.4f} | "
+          f"P(queued) {float(jax.nn.softmax(dists[queued])[:, 1].mean()):.3f}")
 
 report('init', jax.tree.map(lambda x: x[0], trainer.init(cfg.seed).agent.params))
 target = _payload(trainer.init(0))

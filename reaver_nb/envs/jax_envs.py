@@ -13,7 +13,7 @@ import jax, jax.numpy as jnp
 from ..spec import Space, Spec
 from .base import Env
 from .sc2 import SC2Options, SC2Settings
-from .minigames import MINIGAMES
+from .minigames import MINIGAMES, MiniGameOptions, MiniGameSettings
 
 # %% auto #0
 __all__ = ['JAX_PREFIX', 'GYMNAX_PREFIX', 'GymnaxEnv', 'is_jax_env', 'check_jax_env', 'make_jax_env', 'JaxHostEnv',
@@ -84,18 +84,20 @@ def check_jax_env(env_id: str) -> str:
         return env_id
     raise ValueError(f"{env_id!r} is not a JAX-native env id (jax:<MiniGame> or gymnax:<id>).")
 
-def make_jax_env(env_id: str, options: SC2Options | None = None):
-    "The JAX-native env of `env_id`; mini-games use `options` (default: the gin-bound `SC2Settings`)."
+def make_jax_env(env_id: str, options: SC2Options | None = None, rules: MiniGameOptions | None = None):
+    """The JAX-native env of `env_id`; mini-games use `options` and `rules` (default: the gin-bound `SC2Settings`
+    and `MiniGameSettings`)."""
     check_jax_env(env_id)
     if env_id.startswith(GYMNAX_PREFIX): return GymnaxEnv(env_id[len(GYMNAX_PREFIX):])
-    return MINIGAMES[env_id[len(JAX_PREFIX):]](options or SC2Settings())
+    return MINIGAMES[env_id[len(JAX_PREFIX):]](options or SC2Settings(), rules or MiniGameSettings())
 
 # %% ../../nbs/20_jax_envs.ipynb #c012
 class JaxHostEnv(Env):
     "One JAX-native env stepped from the host: numpy actions in, numpy observations out."
-    def __init__(self, env_id: str, options: dict | None = None, seed: int = 0):
+    def __init__(self, env_id: str, options: dict | None = None, seed: int = 0, rules: dict | None = None):
         self.env_id = env_id
-        self.env = make_jax_env(env_id, SC2Options(**options) if options else None)
+        self.env = make_jax_env(env_id, SC2Options(**options) if options else None,
+                                MiniGameOptions(**rules) if rules else None)
         self.obs_spec, self.act_spec = self.env.obs_spec, self.env.act_spec
         self._reset, self._step = jax.jit(self.env.reset), jax.jit(self.env.step)
         self._key = jax.random.PRNGKey(seed)
@@ -127,5 +129,6 @@ class JaxHostEnv(Env):
 def jax_env_factory(env_id: str):
     "A picklable zero-argument factory of a `JaxHostEnv` (mini-game settings bound from gin now)."
     check_jax_env(env_id)
-    opts = asdict(SC2Settings()) if env_id.startswith(JAX_PREFIX) else None
-    return functools.partial(JaxHostEnv, env_id, opts)
+    mini = env_id.startswith(JAX_PREFIX)
+    return functools.partial(JaxHostEnv, env_id, asdict(SC2Settings()) if mini else None,
+                             rules=asdict(MiniGameSettings()) if mini else None)

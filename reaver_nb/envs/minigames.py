@@ -7,9 +7,10 @@ training run can fuse into one XLA program."""
 # %% ../../nbs/18_minigames.ipynb #c003
 from __future__ import annotations
 import functools
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import NamedTuple
 import numpy as np
+import gin
 import jax, jax.numpy as jnp
 from flax import struct
 from ..spec import Spec
@@ -19,9 +20,9 @@ from .sc2 import SC2Options, SC2Settings, function_ids, sc2_obs_spec, sc2_act_sp
 # %% auto #0
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
            'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'ACQUIRE_EXTRA',
-           'HELP_RADIUS', 'QUEUE', 'KIND', 'ARMED', 'IMPLEMENTED', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES',
-           'Units', 'make_units', 'game_loop', 'screen_point', 'available', 'GameState', 'MiniGame', 'MoveToBeacon',
-           'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play']
+           'HELP_RADIUS', 'KIND', 'ARMED', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
+           'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'available', 'GameState', 'MiniGameOptions',
+           'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -37,8 +38,6 @@ SELF, NEUTRAL, ENEMY = 1, 3, 4   # pysc2 player_relative values
 IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT = 0, 1, 2, 3
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
 HELP_RADIUS = 8.0                # ... or anywhere when an ally this close is being shot at
-QUEUE = 16                       # orders a unit can hold queued (shift-clicks) behind the current one; the game's
-                                 # limit is higher, but 16 already take a marine minutes to walk
 
 def _per_loop(per_second): return per_second / LOOPS_PER_SECOND
 #                    marine           roach            beacon  shard
@@ -63,13 +62,14 @@ class Units(struct.PyTreeNode):
     order: jax.Array      # [U] int32: IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT
     goal: jax.Array       # [U, 2] where a move / attack-move goes
     target: jax.Array     # [U] int32 unit row being attacked (-1: none)
-    q_order: jax.Array    # [U, QUEUE] the queued orders, next first (IDLE: an empty slot; slots fill from the front) ...
-    q_goal: jax.Array     # [U, QUEUE, 2]
-    q_target: jax.Array   # [U, QUEUE]
+    q_order: jax.Array    # [U, Q] the queued orders, next first (IDLE: an empty slot; slots fill from the front) ...
+    q_goal: jax.Array     # [U, Q, 2]
+    q_target: jax.Array   # [U, Q]
     cooldown: jax.Array   # [U] loops until the weapon fires again
 
-def make_units(kind, pos, alive) -> Units:
-    "A unit table from per-row kinds, positions and alive flags (full health, idle, unselected)."
+def make_units(kind, pos, alive, queue: int = 1) -> Units:
+    "A unit table from per-row kinds, positions and alive flags (full health, idle, unselected, `queue` order slots)."
+    QUEUE = queue
     kind = jnp.asarray(kind, jnp.int32); n = kind.shape[0]
     pos = jnp.asarray(pos, jnp.float32)
     return Units(pos=pos, alive=jnp.asarray(alive, bool), kind=kind, hp=jnp.asarray(KIND['max_hp'])[kind],
@@ -188,8 +188,9 @@ def _command(u, queued, p, res, attack):
     sel = u.selected & u.alive
     to_queue = sel & (queued == 1) & (u.order != IDLE)
     now = sel & ~to_queue
-    # a queued order goes into the first empty slot (none left: the order is dropped); an order now clears the queue
-    slot = to_queue[:, None] & (jnp.arange(QUEUE) == (u.q_order != IDLE).sum(1)[:, None])
+    # a queued order goes into the first empty slot (a full queue: it replaces the last); an order now clears the queue
+    q = u.q_order.shape[1]
+    slot = to_queue[:, None] & (jnp.arange(q) == jnp.minimum((u.q_order != IDLE).sum(1), q - 1)[:, None])
     return u.replace(
         order=jnp.where(now, order, u.order), goal=jnp.where(now[:, None], p, u.goal),
         target=jnp.where(now, enemy, u.target),
@@ -252,16 +253,28 @@ class GameState(struct.PyTreeNode):
     score: jax.Array       # cumulative reward (pysc2's score for these maps)
     extra: jax.Array       # per-map counters (e.g. waves)
 
+@dataclass(frozen=True)
+class MiniGameOptions:
+    "What the simulation itself lets you choose; gin binds them as `MiniGameSettings.order_queue = 16`."
+    order_queue: int = 1   # orders a unit holds queued behind its current one (the game: more; see the notebook)
+
+MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
+
 class MiniGame:
     "A pysc2 mini-game in JAX: pure `reset(key)` / `step(key, state, action)` over pysc2 Specs."
     name = 'MiniGame'
     playable = ((1., 1.), (23., 17.))    # the maps' playable rectangle in screen units ((x0, row0), (x1, row1))
     truncates = False                    # the 120 s limit is reported as the end of the episode (terminated)
 
-    def __init__(self, options: SC2Options | None = None, **overrides):
+    def __init__(self, options: SC2Options | None = None, rules: MiniGameOptions | None = None, **overrides):
         o = options or SC2Options()
         if overrides: o = SC2Options(**{**asdict(o), **overrides})
         if o.step_mul < 1: raise ValueError(f"step_mul must be >= 1, got {o.step_mul}.")
+        self.rules_options = rules or MiniGameOptions()
+        q = self.rules_options.order_queue
+        if not isinstance(q, (int, np.integer)) or isinstance(q, bool) or q < 1:
+            raise ValueError(f"MiniGameSettings.order_queue must be a whole number >= 1 (orders a unit can hold "
+                             f"queued), got {q!r}; 1 is the default, 16 is closer to the game.")
         self.options = o
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
@@ -357,7 +370,8 @@ class MoveToBeacon(MiniGame):
     def new_units(self, key):
         k1, k2 = jax.random.split(key)
         marine = self.sample_points(k1, 1, jnp.full((1, 2), -100.), 0.)
-        return make_units([MARINE, BEACON], jnp.concatenate([marine, self._beacon(k2, marine)]), [True, True])
+        return make_units([MARINE, BEACON], jnp.concatenate([marine, self._beacon(k2, marine)]), [True, True],
+                          self.rules_options.order_queue)
 
     def rules(self, u, key, extra):
         hit = jnp.linalg.norm(u.pos[0] - u.pos[1] + 1e-12) <= self.reach
@@ -375,7 +389,8 @@ class CollectMineralShards(MiniGame):
         k1, k2 = jax.random.split(key)
         marines = self.sample_points(k1, 2, jnp.full((1, 2), -100.), 0.)
         shards = self.sample_points(k2, N_SHARDS, marines, 2., self.shard_area)
-        return make_units([MARINE] * 2 + [SHARD] * N_SHARDS, jnp.concatenate([marines, shards]), [True] * (2 + N_SHARDS))
+        return make_units([MARINE] * 2 + [SHARD] * N_SHARDS, jnp.concatenate([marines, shards]), [True] * (2 + N_SHARDS),
+                          self.rules_options.order_queue)
 
     def rules(self, u, key, extra):
         reach = KIND['radius'][MARINE] + KIND['radius'][SHARD]
@@ -413,7 +428,8 @@ class DefeatRoaches(MiniGame):
     def new_units(self, key):
         marines, roaches = self._lines(key)
         u = make_units([MARINE] * MAX_MARINES + [ROACH] * N_ROACHES, jnp.concatenate([marines, roaches]),
-                       jnp.arange(MAX_MARINES + N_ROACHES) >= MAX_MARINES - 0)   # roaches alive ...
+                       jnp.arange(MAX_MARINES + N_ROACHES) >= MAX_MARINES - 0,   # roaches alive ...
+                       self.rules_options.order_queue)
         alive = u.alive.at[:9].set(True)                                            # ... and 9 marines
         return u.replace(alive=alive, selected=alive & (jnp.arange(alive.shape[0]) < MAX_MARINES))
 

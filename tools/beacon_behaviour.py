@@ -1,0 +1,77 @@
+#!/usr/bin/env python
+"""Diagnostic for issue 5: where does a trained jax:MoveToBeacon agent lose time?
+
+Plays 100 episodes of a run's latest checkpoint (fused path, seed 0) and prints how often each function is called,
+how often `Move_screen` / `Attack_screen` are queued, how far clicks land from the beacon, and how many agent steps
+each beacon takes (scripted play, which walks straight to each beacon: 27.5 per episode, about 8.7 steps a beacon).
+
+    python tools/beacon_behaviour.py RUN_ID [--results-dir results] [--greedy] [--queued-now]
+
+`--queued-now` plays the same weights with every order given now (`queued = 0`): the score the agent would reach
+without its queueing habit.
+"""
+import argparse, sys
+from pathlib import Path
+import numpy as np
+import jax, jax.numpy as jnp
+import reaver_nb.envs.minigames as mg
+from reaver_nb.training.config import parse_config, RunSettings
+from reaver_nb.envs.jax_envs import make_jax_env
+from reaver_nb.agents.actor_critic import ActorCriticAgent, AGENTS
+from reaver_nb.training.fused import FusedTrainer
+from reaver_nb.training.checkpoint import latest_checkpoint, load_checkpoint
+from reaver_nb.training.run import _payload
+
+ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
+ap.add_argument('--greedy', action='store_true', help='the most likely action instead of a sample')
+ap.add_argument('--queued-now', action='store_true', help='give every order now (queued = 0)')
+args = ap.parse_args()
+run = Path(args.results_dir) / args.run_id
+if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
+parse_config([run / 'config.gin']); cfg = RunSettings()
+if cfg.env != 'jax:MoveToBeacon' or not cfg.fused:
+    sys.exit(f"This diagnostic reads fused jax:MoveToBeacon runs; {args.run_id!r} trained {cfg.env!r}.")
+ckpt = latest_checkpoint(run / 'checkpoints')
+if ckpt is None: sys.exit(f"Run {args.run_id!r} has no checkpoint yet.")
+env = make_jax_env(cfg.env)
+agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
+payload = load_checkpoint(ckpt, _payload(FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds).init(0)))
+params = jax.tree.map(lambda x: x[0], payload['state'].agent.params)
+res, names = env.options.screen_size, env.act_spec.names
+FN, SCREEN, QUEUED = (names.index(n) for n in ('function_id', 'screen', 'queued'))
+clicks = [env.function_ids.index(f) for f in (12, 331) if f in env.function_ids]
+NAMES = {0: 'no_op', 2: 'select_point', 3: 'select_rect', 7: 'select_army', 12: 'Attack_screen', 331: 'Move_screen'}
+
+def episode(key):
+    k0, key = jax.random.split(key)
+    obs, st = env.reset(k0)
+    def body(carry, k):
+        obs, st = carry
+        k1, k2 = jax.random.split(k)
+        batch = jax.tree.map(lambda x: x[None], obs)
+        a = agent._greedy(params, batch) if args.greedy else agent._act(params, batch, k1)[0]
+        a = tuple(jnp.zeros_like(x[0]) if i == QUEUED and args.queued_now else x[0] for i, x in enumerate(a))
+        err = jnp.linalg.norm(mg.screen_point(a[SCREEN], res) - st.units.pos[1])
+        obs, st, r, _, _ = env.step(k2, st, a)
+        return (obs, st), dict(fn=a[FN], queued=a[QUEUED], err=err, r=r)
+    return jax.lax.scan(body, (obs, st), jax.random.split(key, env.max_steps))[1]
+
+out = jax.device_get(jax.jit(jax.vmap(episode))(jax.random.split(jax.random.PRNGKey(1), 100)))
+fn, r, ret = out['fn'], out['r'], out['r'].sum(1)
+print(f"{args.run_id} at {int(payload['frames']):,} frames, {'greedy' if args.greedy else 'sampled'}"
+      f"{', every order now' if args.queued_now else ''}: {ret.mean():.2f} ± {ret.std():.2f} over 100 episodes")
+ids, counts = np.unique(fn, return_counts=True)
+print('functions called:', ', '.join(f'{NAMES.get(env.function_ids[int(i)], env.function_ids[int(i)])} {c / fn.size:.3f}' for i, c in zip(ids, counts)))
+click = np.isin(fn, clicks)
+if click.any():
+    print(f"clicks (Attack_screen, Move_screen): {click.mean():.3f} of steps, queued {out['queued'][click].mean():.3f}; "
+          f"distance from the beacon: median {np.median(out['err'][click]):.2f}, 90th percentile "
+          f"{np.percentile(out['err'][click], 90):.2f}; within reach ({mg.MoveToBeacon.reach}): "
+          f"{(out['err'][click] <= mg.MoveToBeacon.reach).mean():.3f}")
+hits = [np.flatnonzero(e > 0) for e in r]
+first = [h[0] for h in hits if len(h)]
+gaps = np.concatenate([np.diff(h) for h in hits if len(h) > 1] or [np.zeros(0)])
+if first: print(f"steps to the first beacon: mean {np.mean(first):.2f} ({len(first)} of 100 episodes scored)")
+if gaps.size: print(f"steps between beacons: mean {gaps.mean():.2f}, median {np.median(gaps):.0f}, "
+                    f"90th percentile {np.percentile(gaps, 90):.0f}")
