@@ -84,20 +84,20 @@ def check_jax_env(env_id: str) -> str:
         return env_id
     raise ValueError(f"{env_id!r} is not a JAX-native env id (jax:<MiniGame> or gymnax:<id>).")
 
-def make_jax_env(env_id: str, options: SC2Options | None = None, rules: MiniGameOptions | None = None):
-    """The JAX-native env of `env_id`; mini-games use `options` and `rules` (default: the gin-bound `SC2Settings`
+def make_jax_env(env_id: str, options: SC2Options | None = None, sim: MiniGameOptions | None = None):
+    """The JAX-native env of `env_id`; mini-games use `options` and `sim` (default: the gin-bound `SC2Settings`
     and `MiniGameSettings`)."""
     check_jax_env(env_id)
     if env_id.startswith(GYMNAX_PREFIX): return GymnaxEnv(env_id[len(GYMNAX_PREFIX):])
-    return MINIGAMES[env_id[len(JAX_PREFIX):]](options or SC2Settings(), rules or MiniGameSettings())
+    return MINIGAMES[env_id[len(JAX_PREFIX):]](options or SC2Settings(), sim or MiniGameSettings())
 
 # %% ../../nbs/20_jax_envs.ipynb #c012
 class JaxHostEnv(Env):
     "One JAX-native env stepped from the host: numpy actions in, numpy observations out."
-    def __init__(self, env_id: str, options: dict | None = None, seed: int = 0, rules: dict | None = None):
+    def __init__(self, env_id: str, options: dict | None = None, seed: int = 0, sim: dict | None = None):
         self.env_id = env_id
         self.env = make_jax_env(env_id, SC2Options(**options) if options else None,
-                                MiniGameOptions(**rules) if rules else None)
+                                MiniGameOptions(**sim) if sim else None)
         self.obs_spec, self.act_spec = self.env.obs_spec, self.env.act_spec
         self._reset, self._step = jax.jit(self.env.reset), jax.jit(self.env.step)
         self._key = jax.random.PRNGKey(seed)
@@ -131,4 +131,4 @@ def jax_env_factory(env_id: str):
     check_jax_env(env_id)
     mini = env_id.startswith(JAX_PREFIX)
     return functools.partial(JaxHostEnv, env_id, asdict(SC2Settings()) if mini else None,
-                             rules=asdict(MiniGameSettings()) if mini else None)
+                             sim=asdict(MiniGameSettings()) if mini else None)

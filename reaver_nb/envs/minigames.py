@@ -69,13 +69,12 @@ class Units(struct.PyTreeNode):
 
 def make_units(kind, pos, alive, queue: int = 1) -> Units:
     "A unit table from per-row kinds, positions and alive flags (full health, idle, unselected, `queue` order slots)."
-    QUEUE = queue
     kind = jnp.asarray(kind, jnp.int32); n = kind.shape[0]
     pos = jnp.asarray(pos, jnp.float32)
     return Units(pos=pos, alive=jnp.asarray(alive, bool), kind=kind, hp=jnp.asarray(KIND['max_hp'])[kind],
                  selected=jnp.zeros(n, bool), order=jnp.zeros(n, jnp.int32), goal=pos, target=-jnp.ones(n, jnp.int32),
-                 q_order=jnp.zeros((n, QUEUE), jnp.int32), q_goal=jnp.repeat(pos[:, None], QUEUE, 1),
-                 q_target=-jnp.ones((n, QUEUE), jnp.int32),
+                 q_order=jnp.zeros((n, queue), jnp.int32), q_goal=jnp.repeat(pos[:, None], queue, 1),
+                 q_target=-jnp.ones((n, queue), jnp.int32),
                  cooldown=jnp.zeros(n, jnp.float32))
 
 def _k(name, kind): return jnp.asarray(KIND[name])[kind]
@@ -266,12 +265,12 @@ class MiniGame:
     playable = ((1., 1.), (23., 17.))    # the maps' playable rectangle in screen units ((x0, row0), (x1, row1))
     truncates = False                    # the 120 s limit is reported as the end of the episode (terminated)
 
-    def __init__(self, options: SC2Options | None = None, rules: MiniGameOptions | None = None, **overrides):
+    def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
         o = options or SC2Options()
         if overrides: o = SC2Options(**{**asdict(o), **overrides})
         if o.step_mul < 1: raise ValueError(f"step_mul must be >= 1, got {o.step_mul}.")
-        self.rules_options = rules or MiniGameOptions()
-        q = self.rules_options.order_queue
+        self.sim_options = sim or MiniGameOptions()
+        q = self.sim_options.order_queue
         if not isinstance(q, (int, np.integer)) or isinstance(q, bool) or q < 1:
             raise ValueError(f"MiniGameSettings.order_queue must be a whole number >= 1 (orders a unit can hold "
                              f"queued), got {q!r}; 1 is the default, 16 is closer to the game.")
@@ -371,7 +370,7 @@ class MoveToBeacon(MiniGame):
         k1, k2 = jax.random.split(key)
         marine = self.sample_points(k1, 1, jnp.full((1, 2), -100.), 0.)
         return make_units([MARINE, BEACON], jnp.concatenate([marine, self._beacon(k2, marine)]), [True, True],
-                          self.rules_options.order_queue)
+                          self.sim_options.order_queue)
 
     def rules(self, u, key, extra):
         hit = jnp.linalg.norm(u.pos[0] - u.pos[1] + 1e-12) <= self.reach
@@ -390,7 +389,7 @@ class CollectMineralShards(MiniGame):
         marines = self.sample_points(k1, 2, jnp.full((1, 2), -100.), 0.)
         shards = self.sample_points(k2, N_SHARDS, marines, 2., self.shard_area)
         return make_units([MARINE] * 2 + [SHARD] * N_SHARDS, jnp.concatenate([marines, shards]), [True] * (2 + N_SHARDS),
-                          self.rules_options.order_queue)
+                          self.sim_options.order_queue)
 
     def rules(self, u, key, extra):
         reach = KIND['radius'][MARINE] + KIND['radius'][SHARD]
@@ -429,7 +428,7 @@ class DefeatRoaches(MiniGame):
         marines, roaches = self._lines(key)
         u = make_units([MARINE] * MAX_MARINES + [ROACH] * N_ROACHES, jnp.concatenate([marines, roaches]),
                        jnp.arange(MAX_MARINES + N_ROACHES) >= MAX_MARINES - 0,   # roaches alive ...
-                       self.rules_options.order_queue)
+                       self.sim_options.order_queue)
         alive = u.alive.at[:9].set(True)                                            # ... and 9 marines
         return u.replace(alive=alive, selected=alive & (jnp.arange(alive.shape[0]) < MAX_MARINES))
 
