@@ -13,7 +13,7 @@ simulation.
 """
 import argparse, time
 import numpy as np
-import jax, jax.numpy as jnp
+import jax
 import reaver_nb.envs.minigames as mg
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -27,21 +27,9 @@ if (args.frames is None) != args.baselines: ap.error('give FRAMES to train, or -
 mg.KIND['radius'][mg.BEACON] = args.draw   # read when the env functions are traced, so before any training starts
 mg.MoveToBeacon.reach = args.reach
 
-def uniform_policy(game):
-    "Uniformly random among the functions the game offers now, uniformly random arguments."
-    impl, res = jnp.asarray(game._impl), game.options.screen_size
-    def policy(s, key):
-        av = mg.available(s.units)
-        ok = jnp.where(impl >= 0, av[jnp.maximum(impl, 0)], False)
-        ks = jax.random.split(key, len(game.act_spec.names))
-        return tuple(jax.random.choice(k, len(game.function_ids), p=ok / ok.sum()).astype(jnp.int32) if n == 'function_id'
-                     else jax.random.randint(k, (), 0, res * res if n.startswith('screen') else 2)
-                     for k, n in zip(ks, game.act_spec.names))
-    return policy
-
 if args.baselines:
     game = mg.MoveToBeacon()
-    for name, policy in (('scripted', mg.scripted_policy(game)), ('uniformly random', uniform_policy(game))):
+    for name, policy in (('scripted', mg.scripted_policy(game)), ('uniformly random', mg.random_policy(game))):
         sc = np.asarray(mg.play(game, policy, jax.random.PRNGKey(0), 200))
         print(f'{name}: {sc.mean():.2f} ± {sc.std():.2f} [{sc.min():.0f}, {sc.max():.0f}] over 200 episodes')
     raise SystemExit

@@ -22,7 +22,8 @@ __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EP
            'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'ACQUIRE_EXTRA',
            'HELP_RADIUS', 'KIND', 'ARMED', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
            'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'available', 'GameState', 'MiniGameOptions',
-           'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play']
+           'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play',
+           'random_policy']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -541,3 +542,18 @@ def play(game: MiniGame, policy, key, n_episodes: int = 100):
         (s, _), _ = jax.lax.scan(body, (s, jnp.zeros((), bool)), jax.random.split(key, game.max_steps))
         return s.score
     return jax.jit(jax.vmap(episode))(jax.random.split(key, n_episodes))
+
+# %% ../../nbs/18_minigames.ipynb #c033
+def random_policy(game: MiniGame, queued: int | None = None):
+    """Uniformly random play: a function among those the game offers now and uniformly random arguments (`queued`
+    forced to 0 or 1 unless None). A `policy(state, key)` for `play`."""
+    impl, res, names = jnp.asarray(game._impl), game.options.screen_size, game.act_spec.names
+    def policy(s, key):
+        av = available(s.units)
+        ok = jnp.where(impl >= 0, av[jnp.maximum(impl, 0)], False)
+        ks = jax.random.split(key, len(names))
+        draw = lambda k, n: (jax.random.choice(k, len(game.function_ids), p=ok / ok.sum()) if n == 'function_id' else
+                             jnp.asarray(queued) if n == 'queued' and queued is not None else
+                             jax.random.randint(k, (), 0, res * res if n.startswith('screen') else 2))
+        return tuple(draw(k, n).astype(jnp.int32) for k, n in zip(ks, names))
+    return policy
