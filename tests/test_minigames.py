@@ -104,7 +104,7 @@ def test_defeat_roaches_rules():
     assert float(r) == -1.0 and bool(term)
 
 def test_unavailable_functions_are_masked_and_ignored():
-    g = MoveToBeacon()
+    g = MoveToBeacon()                                # the default: the six functions the maps need
     obs, s = g.reset(jax.random.PRNGKey(0))
     avail = names(g, obs)['available_actions']
     ids = [g.function_ids[i] for i in np.flatnonzero(np.asarray(avail))]
@@ -112,12 +112,49 @@ def test_unavailable_functions_are_masked_and_ignored():
     # the game would reject Move_screen now: the env ignores it (a no_op), the marine does not move
     _, s2, _, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 331, screen=0))
     assert int(s2.units.order[0]) == IDLE and np.allclose(s2.units.pos, s.units.pos)
-    # functions of the set that the simulation does not play are never available
     obs, s3, _, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 7))
     ids = [g.function_ids[i] for i in np.flatnonzero(np.asarray(names(g, obs)['available_actions']))]
     assert ids == [0, 2, 3, 7, 12, 331]
     _, s4, _, _, _ = g.step(jax.random.PRNGKey(1), s3, call(g, 331, screen=0))
     assert int(s4.units.order[0]) == MOVE
+    _, s5, _, _, _ = g.step(jax.random.PRNGKey(1), s3, call(g, 333, screen=0))
+    assert int(s5.units.order[0]) == IDLE           # Patrol_screen: not offered by default, so a no_op
+    # functions='game': every function of the set that the game offers on these maps ...
+    for fset in ('minigames', 'minigames_all'):       # (the set's building and training functions: never here)
+        gg = MoveToBeacon(sim=mg.MiniGameOptions(functions='game'), functions=fset)
+        obs, sg = gg.reset(jax.random.PRNGKey(0))
+        ids = [gg.function_ids[i] for i in np.flatnonzero(np.asarray(names(gg, obs)['available_actions']))]
+        assert ids == [0, 1, 2, 3, 4, 7]             # nothing selected: no unit commands
+        obs, sg, _, _, _ = gg.step(jax.random.PRNGKey(1), sg, call(gg, 7))
+        ids = [gg.function_ids[i] for i in np.flatnonzero(np.asarray(names(gg, obs)['available_actions']))]
+        assert ids == [0, 1, 2, 3, 4, 7, 12, 13, 331, 332, 333, 334, 451, 452]
+    _, sg2, _, _, _ = gg.step(jax.random.PRNGKey(1), sg, call(gg, 333, screen=0))
+    assert int(sg2.units.order[0]) == mg.PATROL
+    with pytest.raises(ValueError, match="MiniGameSettings.functions"):
+        MoveToBeacon(sim=mg.MiniGameOptions(functions='all'))
+
+def test_minimap_orders_camera_and_control_groups():
+    g = CollectMineralShards(sim=mg.MiniGameOptions(functions='game'))
+    u = make_units([MARINE, MARINE] + [SHARD] * N_SHARDS, [[6., 12.], [18., 12.]] + [[-50., -50.]] * N_SHARDS,
+                   [True, True] + [False] * N_SHARDS).replace(selected=jnp.array([True, False] + [False] * N_SHARDS))
+    s = state_of(u)
+    # Move_minimap to the minimap's corner pixel: the marine heads for the playable area's corner
+    _, s1, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 332, minimap=0))
+    assert int(s1.units.order[0]) == MOVE and np.allclose(s1.units.goal[0], [1., 1.])
+    # move_camera: the camera is locked by the maps, nothing changes
+    _, s2, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 1, minimap=0))
+    assert np.allclose(s2.units.pos[:2], s.units.pos[:2]) and int(s2.units.order[0]) == IDLE
+    # control groups: set 1 = marine 0; select marine 1 and set-and-steal into 2; recall 1 and 2
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=1, control_group_id=1))
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 7))
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=3, control_group_id=2))
+    assert np.asarray(s.units.groups[:2, 1]).tolist() == [False, False]   # stolen from group 1
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=1))
+    assert np.asarray(s.units.selected[:2]).tolist() == [True, True]      # empty group 1: selection kept
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=mg._pixel(s.units.pos[1], 16)))
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=2, control_group_id=2))
+    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=2))
+    assert np.asarray(s.units.selected[:2]).tolist() == [True, True]
 
 def test_selection_follows_the_game():
     g = CollectMineralShards()

@@ -2,7 +2,7 @@
 """Diagnostic for issue 5: where does a trained jax:MoveToBeacon agent lose time?
 
 Plays 100 episodes of a run's latest checkpoint (fused path, seed 0) and prints how often each function is called,
-how often `Move_screen` / `Attack_screen` are queued, how far clicks land from the beacon, and how many agent steps
+how often its screen orders (`Move_screen`, `Attack_screen`, `Patrol_screen`, `Smart_screen`) are queued, how far clicks land from the beacon, and how many agent steps
 each beacon takes (scripted play, which walks straight to each beacon: 27.5 per episode, about 8.7 steps a beacon).
 
     python tools/beacon_behaviour.py RUN_ID [--results-dir results] [--greedy] [--queued-now]
@@ -17,10 +17,10 @@ import jax, jax.numpy as jnp
 import reaver_nb.envs.minigames as mg
 from reaver_nb.training.config import parse_config, RunSettings
 from reaver_nb.envs.jax_envs import make_jax_env
+from reaver_nb.envs.sc2 import pysc2_interface
 from reaver_nb.agents.actor_critic import ActorCriticAgent, AGENTS
 from reaver_nb.training.fused import FusedTrainer
-from reaver_nb.training.checkpoint import latest_checkpoint, load_checkpoint
-from reaver_nb.training.run import _payload
+from reaver_nb.training.checkpoint import latest_checkpoint, load_checkpoint_part
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
@@ -36,12 +36,16 @@ ckpt = latest_checkpoint(run / 'checkpoints')
 if ckpt is None: sys.exit(f"Run {args.run_id!r} has no checkpoint yet.")
 env = make_jax_env(cfg.env)
 agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
-payload = load_checkpoint(ckpt, _payload(FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds).init(0)))
-params = jax.tree.map(lambda x: x[0], payload['state'].agent.params)
+# the weights alone (runs written by older simulation versions still load)
+params = load_checkpoint_part(ckpt, FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds).init(0).agent.params,
+                              'state', 'agent', 'params')
+params = jax.tree.map(lambda x: x[0], params)
+frames = int(load_checkpoint_part(ckpt, np.int64(0), 'frames'))
 res, names = env.options.screen_size, env.act_spec.names
 FN, SCREEN, QUEUED = (names.index(n) for n in ('function_id', 'screen', 'queued'))
-clicks = [env.function_ids.index(f) for f in (12, 331) if f in env.function_ids]
-NAMES = {0: 'no_op', 2: 'select_point', 3: 'select_rect', 7: 'select_army', 12: 'Attack_screen', 331: 'Move_screen'}
+CLICKS = (12, 331, 333, 451)   # Attack_screen, Move_screen, Patrol_screen, Smart_screen
+clicks = [env.function_ids.index(f) for f in CLICKS if f in env.function_ids]
+NAMES = pysc2_interface()['names']
 
 def episode(key):
     k0, key = jax.random.split(key)
@@ -59,13 +63,13 @@ def episode(key):
 
 out = jax.device_get(jax.jit(jax.vmap(episode))(jax.random.split(jax.random.PRNGKey(1), 100)))
 fn, r, ret = out['fn'], out['r'], out['r'].sum(1)
-print(f"{args.run_id} at {int(payload['frames']):,} frames, {'greedy' if args.greedy else 'sampled'}"
+print(f"{args.run_id} at {frames:,} frames, {'greedy' if args.greedy else 'sampled'}"
       f"{', every order now' if args.queued_now else ''}: {ret.mean():.2f} ± {ret.std():.2f} over 100 episodes")
 ids, counts = np.unique(fn, return_counts=True)
 print('functions called:', ', '.join(f'{NAMES.get(env.function_ids[int(i)], env.function_ids[int(i)])} {c / fn.size:.3f}' for i, c in zip(ids, counts)))
 click = np.isin(fn, clicks)
 if click.any():
-    print(f"clicks (Attack_screen, Move_screen): {click.mean():.3f} of steps, queued {out['queued'][click].mean():.3f}; "
+    print(f"screen orders: {click.mean():.3f} of steps, queued {out['queued'][click].mean():.3f}; "
           f"distance from the beacon: median {np.median(out['err'][click]):.2f}, 90th percentile "
           f"{np.percentile(out['err'][click], 90):.2f}; within reach ({mg.MoveToBeacon.reach}): "
           f"{(out['err'][click] <= mg.MoveToBeacon.reach).mean():.3f}")

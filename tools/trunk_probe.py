@@ -20,8 +20,8 @@ from reaver_nb.training.config import parse_config, RunSettings
 from reaver_nb.envs.jax_envs import make_jax_env
 from reaver_nb.agents.actor_critic import ActorCriticAgent, AGENTS
 from reaver_nb.training.fused import FusedTrainer
-from reaver_nb.training.checkpoint import list_checkpoints, load_checkpoint
-from reaver_nb.training.run import _payload
+import numpy as np
+from reaver_nb.training.checkpoint import list_checkpoints, load_checkpoint_part
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
@@ -64,7 +64,7 @@ def report(tag, params):
           f"P(queued) {float(jax.nn.softmax(dists[queued])[:, 1].mean()):.3f}")
 
 report('init', jax.tree.map(lambda x: x[0], trainer.init(cfg.seed).agent.params))
-target = _payload(trainer.init(0))
-for ck in list_checkpoints(run / 'checkpoints'):
-    p = load_checkpoint(ck, target)
-    report(f"{int(p['frames']):,} frames", jax.tree.map(lambda x: x[0], p['state'].agent.params))
+target = trainer.init(0).agent.params
+for ck in list_checkpoints(run / 'checkpoints'):   # the weights alone: runs of older simulation versions still load
+    params = load_checkpoint_part(ck, target, 'state', 'agent', 'params')
+    report(f"{int(load_checkpoint_part(ck, np.int64(0), 'frames')):,} frames", jax.tree.map(lambda x: x[0], params))

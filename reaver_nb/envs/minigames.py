@@ -19,11 +19,11 @@ from .sc2 import SC2Options, SC2Settings, function_ids, sc2_obs_spec, sc2_act_sp
 
 # %% auto #0
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
-           'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'ACQUIRE_EXTRA',
-           'HELP_RADIUS', 'KIND', 'ARMED', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
-           'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'available', 'GameState', 'MiniGameOptions',
-           'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play',
-           'random_policy']
+           'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'PATROL', 'FOLLOW',
+           'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'KIND', 'ARMED', 'CORE', 'IMPLEMENTED',
+           'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES', 'Units', 'make_units', 'game_loop',
+           'screen_point', 'minimap_point', 'available', 'GameState', 'MiniGameOptions', 'MiniGame', 'MoveToBeacon',
+           'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play', 'random_policy']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -36,7 +36,9 @@ EPISODE_LOOPS = 1920             # 120 s at 16 loops per game second
 
 MARINE, ROACH, BEACON, SHARD = 0, 1, 2, 3
 SELF, NEUTRAL, ENEMY = 1, 3, 4   # pysc2 player_relative values
-IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT = 0, 1, 2, 3
+IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT, PATROL, FOLLOW = 0, 1, 2, 3, 4, 5
+CONTROL_GROUPS = 10              # pysc2's control_group_id 0–9
+FOLLOW_GAP = 0.5                 # a following unit stops this close (edge to edge) to the unit it follows
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
 HELP_RADIUS = 8.0                # ... or anywhere when an ally this close is being shot at
 
@@ -60,13 +62,15 @@ class Units(struct.PyTreeNode):
     kind: jax.Array       # [U] int32
     hp: jax.Array         # [U] float32
     selected: jax.Array   # [U] bool
-    order: jax.Array      # [U] int32: IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT
-    goal: jax.Array       # [U, 2] where a move / attack-move goes
-    target: jax.Array     # [U] int32 unit row being attacked (-1: none)
+    order: jax.Array      # [U] int32: IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT, PATROL, FOLLOW
+    goal: jax.Array       # [U, 2] where a move / attack-move / patrol goes
+    target: jax.Array     # [U] int32 unit row being attacked or followed (-1: none)
+    home: jax.Array       # [U, 2] where the current order began (a patrol walks back and forth between home and goal)
     q_order: jax.Array    # [U, Q] the queued orders, next first (IDLE: an empty slot; slots fill from the front) ...
     q_goal: jax.Array     # [U, Q, 2]
     q_target: jax.Array   # [U, Q]
     cooldown: jax.Array   # [U] loops until the weapon fires again
+    groups: jax.Array     # [U, 10] bool: control-group membership
 
 def make_units(kind, pos, alive, queue: int = 1) -> Units:
     "A unit table from per-row kinds, positions and alive flags (full health, idle, unselected, `queue` order slots)."
@@ -74,9 +78,10 @@ def make_units(kind, pos, alive, queue: int = 1) -> Units:
     pos = jnp.asarray(pos, jnp.float32)
     return Units(pos=pos, alive=jnp.asarray(alive, bool), kind=kind, hp=jnp.asarray(KIND['max_hp'])[kind],
                  selected=jnp.zeros(n, bool), order=jnp.zeros(n, jnp.int32), goal=pos, target=-jnp.ones(n, jnp.int32),
+                 home=pos,
                  q_order=jnp.zeros((n, queue), jnp.int32), q_goal=jnp.repeat(pos[:, None], queue, 1),
                  q_target=-jnp.ones((n, queue), jnp.int32),
-                 cooldown=jnp.zeros(n, jnp.float32))
+                 cooldown=jnp.zeros(n, jnp.float32), groups=jnp.zeros((n, CONTROL_GROUPS), bool))
 
 def _k(name, kind): return jnp.asarray(KIND[name])[kind]
 
@@ -108,15 +113,18 @@ def game_loop(u: Units) -> Units:
     hostile, edge = _hostile(u), _edge_distance(u)
     rng = _k('range', u.kind)
     armed = jnp.asarray(ARMED)[u.kind] & u.alive
-    # a target stays valid while it lives; an attack order on a dead target falls back to the queued order
+    # a target stays valid while it lives; an attack (or follow) order on a dead target falls back to the queued order
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
-    lost = (u.order == ATTACK_UNIT) & ~tgt_ok
-    u = u.replace(**_next_order(u, lost, u.order, u.goal, jnp.where(tgt_ok, u.target, -1)))
+    lost = ((u.order == ATTACK_UNIT) | (u.order == FOLLOW)) & ~tgt_ok
+    u = u.replace(**_next_order(u, lost, u.order, u.goal, jnp.where(tgt_ok, u.target, -1)),
+                  home=jnp.where(lost[:, None], u.pos, u.home))
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
-    # idle and attack-moving armed units acquire the nearest enemy within range + ACQUIRE_EXTRA
-    seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE)) & ~tgt_ok
+    fights = (u.order != MOVE) & (u.order != FOLLOW)   # a move or a follow ignores enemies
+    # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA
+    seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL)) & ~tgt_ok
     # ... or any enemy when an ally within HELP_RADIUS is under attack (the game's call for help)
-    attacked = jnp.zeros(n, bool).at[jnp.maximum(u.target, 0)].max(tgt_ok & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
+    attacked = jnp.zeros(n, bool).at[jnp.maximum(u.target, 0)].max(
+        tgt_ok & fights & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
     own = _k('owner', u.kind)
     centre = jnp.linalg.norm(u.pos[:, None] - u.pos[None] + 1e-9, axis=-1)
     helping = ((own[:, None] == own[None, :]) & (centre <= HELP_RADIUS) & attacked[None, :]).any(1)
@@ -127,14 +135,17 @@ def game_loop(u: Units) -> Units:
     target = jnp.where(found, nearest, u.target)
     tgt_ok = tgt_ok | found
     t = jnp.maximum(target, 0)
-    in_range = tgt_ok & (edge[rows, t] <= rng) & armed & (u.order != MOVE)
+    in_range = tgt_ok & (edge[rows, t] <= rng) & armed & fights
     fire = in_range & (u.cooldown <= 0)
     dmg = jnp.maximum(_k('damage', u.kind) - _k('armour', u.kind[t]), 0.5) * fire
     hp = u.hp - jnp.zeros(n).at[t].add(dmg)
     cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
-    # movement: towards the goal (move / attack-move with nothing to fight) or the target (not yet in range)
-    chasing = tgt_ok & ~in_range & (u.order != MOVE)
-    moving = u.alive & ((u.order == MOVE) | ((u.order == ATTACK_MOVE) & ~tgt_ok) | chasing)
+    # movement: towards the goal (move / attack-move / patrol with nothing to fight) or the target (an enemy not yet
+    # in range, a followed unit farther than FOLLOW_GAP)
+    following = (u.order == FOLLOW) & tgt_ok
+    chasing = (tgt_ok & ~in_range & fights) | (following & (edge[rows, t] > FOLLOW_GAP))
+    roaming = (u.order == ATTACK_MOVE) | (u.order == PATROL)
+    moving = u.alive & ((u.order == MOVE) | (roaming & ~tgt_ok) | chasing)
     dest = jnp.where(chasing[:, None], u.pos[t], u.goal)
     delta = dest - u.pos
     dist = jnp.linalg.norm(delta + 1e-12, axis=-1)
@@ -142,19 +153,29 @@ def game_loop(u: Units) -> Units:
     arrive = moving & ~chasing & (dist <= speed)
     step = jnp.where(moving[:, None], delta * jnp.minimum(1., speed / jnp.maximum(dist, 1e-6))[:, None], 0.)
     pos = u.pos + step
-    nxt = _next_order(u, arrive, u.order, u.goal, target)
+    # a patrol never ends: at either end it turns back; any other order, arrived, gives way to the next queued one
+    turn = arrive & (u.order == PATROL)
+    nxt = _next_order(u, arrive & ~turn, u.order, jnp.where(turn[:, None], u.home, u.goal), target)
+    home = jnp.where(turn[:, None], u.goal, jnp.where((arrive & ~turn)[:, None], pos, u.home))
     # an attack-moving unit that fought keeps its goal; a unit idle again forgets its target when the target dies
     alive = u.alive & ((hp > 0) | (_k('max_hp', u.kind) == 0))
     return u.replace(**{**nxt, 'order': jnp.where(alive, nxt['order'], IDLE)}, pos=pos, hp=hp, alive=alive,
-                     selected=u.selected & alive, cooldown=cooldown)
+                     selected=u.selected & alive, cooldown=cooldown, home=home, groups=u.groups & alive[:, None])
 
 # %% ../../nbs/18_minigames.ipynb #c014
-IMPLEMENTED = (0, 2, 3, 7, 12, 331)   # no_op, select_point, select_rect, select_army, Attack_screen, Move_screen
+CORE = (0, 2, 3, 7, 12, 331)   # no_op, select_point, select_rect, select_army, Attack_screen, Move_screen
+IMPLEMENTED = (0, 1, 2, 3, 4, 7, 12, 13, 331, 332, 333, 334, 451, 452)   # CORE and: move_camera, select_control_group,
+               # Attack_minimap, Move_minimap, Patrol_screen, Patrol_minimap, Smart_screen, Smart_minimap
 
 def screen_point(index, res):
     "Flat pixel index → the pixel centre in screen world units ([x, y])."
     ps = SCREEN_UNITS / res
     return jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]).astype(jnp.float32)
+
+def minimap_point(index, res):
+    "Flat minimap pixel index → the pixel centre in screen world units ([x, y]; mostly outside the screen)."
+    ps = MAP_UNITS / res
+    return (jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]) - CAMERA_ORIGIN).astype(jnp.float32)
 
 def _under(u: Units, p, res, owner):
     "Row of the alive unit of `owner` under point p (within its radius + half a pixel), nearest first; -1 if none."
@@ -182,9 +203,32 @@ def _select_army(u, add):
     army = u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMED)[u.kind]
     return u.replace(selected=jnp.where(add == 1, u.selected | army, army))
 
-def _command(u, queued, p, res, attack):
-    enemy = _under(u, p, res, ENEMY) if attack else jnp.int32(-1)
-    order = jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE) if attack else jnp.int32(MOVE)
+def _control_group(u, act, group):
+    "select_control_group: recall (an empty group keeps the selection), set, append, set_and_steal, append_and_steal."
+    sel = u.selected & u.alive
+    this = jnp.arange(CONTROL_GROUPS) == group
+    members = u.groups[:, group] & u.alive
+    stolen = jnp.where(sel[:, None] & ~this, False, u.groups)              # the selection leaves every other group
+    put = lambda g, keep: jnp.where(this, (keep & g[:, group][:, None]) | sel[:, None], g)
+    groups = jnp.select([act == 1, act == 2, act == 3, act == 4],
+                        [put(u.groups, False), put(u.groups, True), put(stolen, False), put(stolen, True)], u.groups)
+    selected = jnp.where((act == 0) & members.any(), members, u.selected)
+    return u.replace(groups=groups, selected=selected)
+
+def _command(u, queued, p, res, how):
+    """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
+    'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
+    the screen resolution for finding the unit under p, None for a minimap point (which targets no unit)."""
+    n = u.kind.shape[0]
+    none = jnp.int32(-1)
+    enemy = _under(u, p, res, ENEMY) if how in ('attack', 'smart') and res else none
+    friend = _under(u, p, res, SELF) if how == 'smart' and res else none
+    friend = jnp.where(jnp.arange(n) == friend, none, friend)             # a unit does not follow itself
+    order = {'move': jnp.int32(MOVE), 'patrol': jnp.int32(PATROL),
+             'attack': jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE),
+             'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(friend >= 0, FOLLOW, MOVE))}[how]
+    order = jnp.broadcast_to(order, (n,))
+    enemy = jnp.broadcast_to(jnp.where(enemy >= 0, enemy, friend), (n,))
     sel = u.selected & u.alive
     to_queue = sel & (queued == 1) & (u.order != IDLE)
     now = sel & ~to_queue
@@ -193,19 +237,20 @@ def _command(u, queued, p, res, attack):
     slot = to_queue[:, None] & (jnp.arange(q) == jnp.minimum((u.q_order != IDLE).sum(1), q - 1)[:, None])
     return u.replace(
         order=jnp.where(now, order, u.order), goal=jnp.where(now[:, None], p, u.goal),
-        target=jnp.where(now, enemy, u.target),
-        q_order=jnp.where(now[:, None], IDLE, jnp.where(slot, order, u.q_order)),
+        target=jnp.where(now, enemy, u.target), home=jnp.where(now[:, None], u.pos, u.home),
+        q_order=jnp.where(now[:, None], IDLE, jnp.where(slot, order[:, None], u.q_order)),
         q_goal=jnp.where(slot[..., None], p, u.q_goal),
-        q_target=jnp.where(now[:, None], -1, jnp.where(slot, enemy, u.q_target)))
+        q_target=jnp.where(now[:, None], -1, jnp.where(slot, enemy[:, None], u.q_target)))
 
 def available(u: Units) -> jax.Array:
     "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED)."
     own = u.alive & (_k('owner', u.kind) == SELF)
     army = (own & jnp.asarray(ARMED)[u.kind]).any()
     sel = (u.selected & own).any()
-    return jnp.array([True, True, True, army, sel, sel])
+    always = jnp.array(True)
+    return jnp.stack([always, always, always, always, always, army] + [sel] * 8)
 
-# %% ../../nbs/18_minigames.ipynb #c018
+# %% ../../nbs/18_minigames.ipynb #c020
 def _cover(pos, radius, alive, origin, extent, res):
     "[U, res, res] bool: which pixels (rows y, columns x) of a view of `extent` units from `origin` show each unit."
     ps = extent / res
@@ -246,7 +291,7 @@ def _layers(u: Units, playable, origin, extent, res, names, minimap=False):
         out.append(x)
     return out
 
-# %% ../../nbs/18_minigames.ipynb #c020
+# %% ../../nbs/18_minigames.ipynb #c022
 class GameState(struct.PyTreeNode):
     units: Units
     step: jax.Array        # agent steps taken
@@ -257,6 +302,8 @@ class GameState(struct.PyTreeNode):
 class MiniGameOptions:
     "What the simulation itself lets you choose; gin binds them as `MiniGameSettings.order_queue = 16`."
     order_queue: int = 1   # orders a unit holds queued behind its current one (the game: more; see the notebook)
+    functions: str = 'core'   # 'core': the six functions the maps need (CORE), the rest of the set reported
+                              # unavailable; 'game': every function of the set the game offers here (see the notebook)
 
 MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
 
@@ -275,12 +322,15 @@ class MiniGame:
         if not isinstance(q, (int, np.integer)) or isinstance(q, bool) or q < 1:
             raise ValueError(f"MiniGameSettings.order_queue must be a whole number >= 1 (orders a unit can hold "
                              f"queued), got {q!r}; 1 is the default, 16 is closer to the game.")
+        if self.sim_options.functions not in ('game', 'core'):
+            raise ValueError(f"MiniGameSettings.functions must be 'game' (every function of the set the game offers "
+                             f"here) or 'core' (only {CORE}), got {self.sim_options.functions!r}.")
         self.options = o
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
         self.max_steps = (o.game_steps_per_episode or EPISODE_LOOPS) // o.step_mul
         # per slot of the function set: which IMPLEMENTED entry it is (-1: not simulated, never available)
-        impl = {f: i for i, f in enumerate(IMPLEMENTED)}
+        impl = {f: i for i, f in enumerate(IMPLEMENTED) if self.sim_options.functions == 'game' or f in CORE}
         self._impl = np.array([impl.get(f, -1) for f in self.function_ids], np.int32)
         self._arg = {n: i for i, n in enumerate(self.act_spec.names)}
 
@@ -333,13 +383,23 @@ class MiniGame:
         ok = (slot >= 0) & available(u)[jnp.maximum(slot, 0)]
         arg = lambda n: action[self._arg[n]] if n in self._arg else jnp.int32(0)
         p = lambda n: screen_point(arg(n), res)
-        branches = [lambda u: u,
-                    lambda u: _select_point(u, arg('select_point_act'), p('screen'), res),
-                    lambda u: _select_rect(u, arg('select_add'), p('screen'), p('screen2')),
-                    lambda u: _select_army(u, arg('select_add')),
-                    lambda u: _command(u, arg('queued'), p('screen'), res, attack=True),
-                    lambda u: _command(u, arg('queued'), p('screen'), res, attack=False)]
-        u = jax.lax.switch(jnp.where(ok, slot, 0), branches, u)
+        m = lambda: minimap_point(arg('minimap'), self.options.minimap_size)
+        q = lambda: arg('queued')
+        call = {0: lambda u: u,
+                1: lambda u: u,   # move_camera: the maps lock the camera (CameraLockInput), so it stays put
+                2: lambda u: _select_point(u, arg('select_point_act'), p('screen'), res),
+                3: lambda u: _select_rect(u, arg('select_add'), p('screen'), p('screen2')),
+                4: lambda u: _control_group(u, arg('control_group_act'), arg('control_group_id')),
+                7: lambda u: _select_army(u, arg('select_add')),
+                12: lambda u: _command(u, q(), p('screen'), res, 'attack'),
+                13: lambda u: _command(u, q(), m(), None, 'attack'),
+                331: lambda u: _command(u, q(), p('screen'), res, 'move'),
+                332: lambda u: _command(u, q(), m(), None, 'move'),
+                333: lambda u: _command(u, q(), p('screen'), res, 'patrol'),
+                334: lambda u: _command(u, q(), m(), None, 'patrol'),
+                451: lambda u: _command(u, q(), p('screen'), res, 'smart'),
+                452: lambda u: _command(u, q(), m(), None, 'smart')}
+        u = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in IMPLEMENTED], u)
         lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
         return u.replace(goal=jnp.clip(u.goal, lo, hi), q_goal=jnp.clip(u.q_goal, lo, hi))
 
@@ -357,7 +417,7 @@ class MiniGame:
         done = ended | (s.step >= self.max_steps)
         return self.observe(s), s, reward, done, jnp.zeros((), bool)
 
-# %% ../../nbs/18_minigames.ipynb #c022
+# %% ../../nbs/18_minigames.ipynb #c024
 class MoveToBeacon(MiniGame):
     name = 'MoveToBeacon'
     beacon_area = ((2.5, 2.5), (21.5, 15.5))   # the "Beacon Spawn Region" in screen units ...
@@ -378,7 +438,7 @@ class MoveToBeacon(MiniGame):
         new = self._beacon(key, u.pos[:1])[0]
         return u.replace(pos=u.pos.at[1].set(jnp.where(hit, new, u.pos[1]))), hit.astype(jnp.float32), False, extra
 
-# %% ../../nbs/18_minigames.ipynb #c024
+# %% ../../nbs/18_minigames.ipynb #c026
 N_SHARDS = 20
 
 class CollectMineralShards(MiniGame):
@@ -403,7 +463,7 @@ class CollectMineralShards(MiniGame):
         alive = alive.at[2:].set(alive[2:] | respawn)
         return u.replace(pos=pos, alive=alive), taken.sum().astype(jnp.float32), False, extra
 
-# %% ../../nbs/18_minigames.ipynb #c026
+# %% ../../nbs/18_minigames.ipynb #c028
 MAX_MARINES, N_ROACHES = 32, 4
 
 class DefeatRoaches(MiniGame):
@@ -465,7 +525,7 @@ class DefeatRoaches(MiniGame):
 MINIGAMES = {'MoveToBeacon': MoveToBeacon, 'CollectMineralShards': CollectMineralShards,
              'DefeatRoaches': DefeatRoaches}
 
-# %% ../../nbs/18_minigames.ipynb #c028
+# %% ../../nbs/18_minigames.ipynb #c030
 def _pixel(pos, res):
     "The flat screen index of the pixel holding world point `pos`."
     ps = SCREEN_UNITS / res
@@ -482,7 +542,7 @@ def _call(game: MiniGame, fn: int, **args):
 def scripted_policy(game: MiniGame):
     "A pure `policy(state, key) -> action` playing `game` well (see above)."
     res = game.options.screen_size
-    missing = [f for f in IMPLEMENTED if f not in game.function_ids]
+    missing = [f for f in CORE if f not in game.function_ids]
     if missing: raise ValueError(f"The scripted policies need pysc2 functions {missing} in SC2Settings.functions.")
     pick = lambda conds, calls: jax.tree.map(lambda *xs: jnp.select(conds, xs[:-1], xs[-1]), *calls)
 
@@ -543,17 +603,17 @@ def play(game: MiniGame, policy, key, n_episodes: int = 100):
         return s.score
     return jax.jit(jax.vmap(episode))(jax.random.split(key, n_episodes))
 
-# %% ../../nbs/18_minigames.ipynb #c033
+# %% ../../nbs/18_minigames.ipynb #c035
 def random_policy(game: MiniGame, queued: int | None = None):
     """Uniformly random play: a function among those the game offers now and uniformly random arguments (`queued`
     forced to 0 or 1 unless None). A `policy(state, key)` for `play`."""
-    impl, res, names = jnp.asarray(game._impl), game.options.screen_size, game.act_spec.names
+    impl = jnp.asarray(game._impl)
     def policy(s, key):
         av = available(s.units)
         ok = jnp.where(impl >= 0, av[jnp.maximum(impl, 0)], False)
-        ks = jax.random.split(key, len(names))
-        draw = lambda k, n: (jax.random.choice(k, len(game.function_ids), p=ok / ok.sum()) if n == 'function_id' else
-                             jnp.asarray(queued) if n == 'queued' and queued is not None else
-                             jax.random.randint(k, (), 0, res * res if n.startswith('screen') else 2))
-        return tuple(draw(k, n).astype(jnp.int32) for k, n in zip(ks, names))
+        ks = jax.random.split(key, len(game.act_spec))
+        draw = lambda k, sp: (jax.random.choice(k, sp.n, p=ok / ok.sum()) if sp.name == 'function_id' else
+                              jnp.asarray(queued) if sp.name == 'queued' and queued is not None else
+                              jax.random.randint(k, (), 0, sp.n))
+        return tuple(draw(k, sp).astype(jnp.int32) for k, sp in zip(ks, game.act_spec))
     return policy

@@ -10,7 +10,7 @@ from pathlib import Path
 from flax import serialization
 
 # %% auto #0
-__all__ = ['atomic_write', 'list_checkpoints', 'save_checkpoint', 'load_checkpoint', 'latest_checkpoint']
+__all__ = ['atomic_write', 'list_checkpoints', 'save_checkpoint', 'load_checkpoint', 'load_checkpoint_part', 'latest_checkpoint']
 
 # %% ../../nbs/08_checkpoint.ipynb #c004
 _NAME = re.compile(r'^ckpt_(\d{10})\.msgpack$')
@@ -58,6 +58,18 @@ def load_checkpoint(path: str | Path, target):
     try: return serialization.from_bytes(target, Path(path).read_bytes())
     except Exception as e:
         raise ValueError(f"Checkpoint {path} does not match this run's model or agent ({type(e).__name__}: {e}). "
+                         "Was it written with other Specs, model sizes or agent settings?") from e
+
+def load_checkpoint_part(path: str | Path, target, *keys):
+    """Restore one part of a checkpoint, reached by `keys` (e.g. `'state', 'agent', 'params'`), into `target`, whatever
+    the rest holds: a run's weights outlive changes to what else its checkpoints carry (a simulation's state)."""
+    try:
+        part = serialization.msgpack_restore(Path(path).read_bytes())
+        for k in keys: part = part[k]
+        return serialization.from_state_dict(target, part)
+    except Exception as e:
+        where = '/'.join(keys) or 'the whole'
+        raise ValueError(f"Checkpoint {path}: its part {where!r} does not match this run's ({type(e).__name__}: {e}). "
                          "Was it written with other Specs, model sizes or agent settings?") from e
 
 def latest_checkpoint(ckpt_dir: str | Path) -> Path | None:

@@ -15,7 +15,8 @@ from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger, StopTraining, notify
-from .checkpoint import atomic_write, save_checkpoint, load_checkpoint, latest_checkpoint
+from .checkpoint import (atomic_write, save_checkpoint, load_checkpoint, load_checkpoint_part,
+                                          latest_checkpoint)
 from .config import (RunSettings, DEFAULT_ENV, DEFAULT_AGENT, config_files, parse_config,
                                       flag_bindings, ConfigError)
 
@@ -164,11 +165,15 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     frames = episodes = 0; elapsed = 0.
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
-        p = load_checkpoint(ckpt, _payload(carry))
+        try: p = load_checkpoint(ckpt, _payload(carry))
+        except ValueError as e:   # the fused carry holds the envs' state too: an older simulation's does not fit
+            raise ValueError(f"{e} A fused checkpoint also holds the environments' state, so a run written by an older "
+                             f"version of {cfg.env} cannot resume; start a new run from its weights: reaver train "
+                             f"--initialize-from {run_id} --run-id NEW_RUN (reaver test {run_id} still works).") from None
         carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
-    elif src:
-        other = load_checkpoint(src, _payload(carry))
-        carry = trainer.place(carry.replace(agent=carry.agent.replace(params=other['state'].agent.params)))
+    elif src:   # the weights alone, so runs of older simulation versions still serve
+        params = load_checkpoint_part(src, carry.agent.params, 'state', 'agent', 'params')
+        carry = trainer.place(carry.replace(agent=carry.agent.replace(params=params)))
     _open_run_dir(run_dir, run_id, force and not resume)
     if verbose:
         seeds = f", {cfg.n_seeds} seeds ({trainer.sharding(carry)})" if cfg.n_seeds > 1 else ''
@@ -289,17 +294,19 @@ def _test_fused(cfg, run_id, ckpt, episodes, greedy, seed):
     env = make_jax_env(cfg.env)
     agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
-    payload = load_checkpoint(ckpt, _payload(trainer.init(0)))
+    # the weights and the frame count alone, so runs written by older simulation versions still test
+    all_params = load_checkpoint_part(ckpt, trainer.init(0).agent.params, 'state', 'agent', 'params')
+    frames = int(load_checkpoint_part(ckpt, np.int64(0), 'frames'))
     per_seed = []
     for k in range(cfg.n_seeds):
-        params = jax.tree.map(lambda x: x[k], payload['state'].agent.params)
+        params = jax.tree.map(lambda x: x[k], all_params)
         per_seed.append(np.asarray(evaluate(env, agent, params, jax.random.PRNGKey(seed + k), episodes, greedy)))
     rets = np.concatenate(per_seed)
-    return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=int(payload['frames']),
+    return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=frames,
                 episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
                 min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(), seeds=cfg.n_seeds,
                 per_seed_mean=[float(r.mean()) for r in per_seed], date=time.strftime('%Y-%m-%d %H:%M:%S')), \
-           agent, jax.tree.map(lambda x: x[0], payload['state'].agent.params)
+           agent, jax.tree.map(lambda x: x[0], all_params)
 
 def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frames=400, every=2) -> Path:
     "Play one episode with rendering and save every `every`-th frame (up to `max_frames`) as a GIF."
