@@ -196,3 +196,21 @@ def test_scripted_policies_score_like_strong_play():
     g = MoveToBeacon()
     scores = np.asarray(mg.play(g, mg.scripted_policy(g), jax.random.PRNGKey(0), 20))
     assert 24 <= scores.mean() <= 32, scores
+
+def test_patrol_fights_and_follow_keeps_close():
+    # a patrolling marine acquires an enemy that comes within range + 2, as an attack-move does; a moving one does not
+    u = make_units([MARINE, ROACH], [[2., 8.], [12., 12.]], [True, True]).replace(selected=jnp.array([True, False]))
+    for how, fights in (('patrol', True), ('move', False)):
+        v = mg._command(u, 0, jnp.array([20., 8.]), 16, how)
+        for _ in range(60): v = mg.game_loop(v)
+        assert (int(v.target[0]) == 1) == fights, how
+    # follow: the follower closes to FOLLOW_GAP and keeps the order while its leader walks; the leader dead, it idles
+    u = make_units([MARINE, MARINE], [[2., 8.], [12., 8.]], [True, True]).replace(selected=jnp.array([True, False]))
+    u = mg._command(u, 0, jnp.array([12., 8.]), 16, 'smart')
+    assert int(u.order[0]) == mg.FOLLOW and int(u.target[0]) == 1
+    u = u.replace(order=u.order.at[1].set(MOVE), goal=u.goal.at[1].set(jnp.array([12., 2.])))
+    for _ in range(150): u = mg.game_loop(u)
+    gap = float(jnp.linalg.norm(u.pos[0] - u.pos[1])) - 0.75
+    assert int(u.order[0]) == mg.FOLLOW and gap <= mg.FOLLOW_GAP + 0.15
+    u = mg.game_loop(u.replace(alive=u.alive.at[1].set(False)))
+    assert int(u.order[0]) == IDLE
