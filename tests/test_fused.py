@@ -44,6 +44,21 @@ def test_seeds_resume_and_test(results):
     r = reaver('import', results / 'mtb.reaver.tar.gz', '--results-dir', other, '--run-id', 'mtb2')
     assert r.returncode == 2 and '--force' in r.stderr
 
+def test_resume_after_the_simulation_changed(results):
+    "A run written by an older simulation (its checkpoint's env state lacks a field) resumes the agent, fresh episodes."
+    from flax import serialization
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 64, '--run-id', 'old', '--results-dir', results, *TINY)
+    assert r.returncode == 0, r.stderr
+    ck = sorted((results / 'old' / 'checkpoints').glob('ckpt_*.msgpack'))[-1]
+    d = serialization.msgpack_restore(ck.read_bytes())
+    del d['state']['envs']['env']['units']['home']          # as the simulation before patrols wrote it
+    ck.write_bytes(serialization.msgpack_serialize(d))
+    r = reaver('test', '--run-id', 'old', '--episodes', 2, '--results-dir', results)
+    assert r.returncode == 0, r.stderr                        # test reads the weights alone
+    r = reaver('train', '--run-id', 'old', '--resume', '--steps', 128, '--results-dir', results)
+    assert r.returncode == 0, r.stderr
+    assert 'fresh episodes' in r.stdout and rows(results / 'old')[-1]['frames'] == 128
+
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',
                '--results-dir', results)

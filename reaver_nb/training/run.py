@@ -166,10 +166,15 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
         try: p = load_checkpoint(ckpt, _payload(carry))
-        except ValueError as e:   # the fused carry holds the envs' state too: an older simulation's does not fit
-            raise ValueError(f"{e} A fused checkpoint also holds the environments' state, so a run written by an older "
-                             f"version of {cfg.env} cannot resume; start a new run from its weights: reaver train "
-                             f"--initialize-from {run_id} --run-id NEW_RUN (reaver test {run_id} still works).") from None
+        except ValueError as e:
+            # a fused checkpoint holds the envs' state too: when only that no longer fits (a newer version of the
+            # simulation), resume the agent, its optimiser and the counters, with fresh episodes
+            try: agent_state = load_checkpoint_part(ckpt, carry.agent, 'state', 'agent')
+            except ValueError: raise e from None
+            p = {k: load_checkpoint_part(ckpt, v, k) for k, v in _payload(carry).items() if k != 'state'}
+            p['state'] = carry.replace(agent=agent_state, key=load_checkpoint_part(ckpt, carry.key, 'state', 'key'))
+            if verbose: print(f"Note: {ckpt.name} holds environment states this version of {cfg.env} does not know "
+                              "(the simulation changed since); resuming the agent with fresh episodes.", flush=True)
         carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
     elif src:   # the weights alone, so runs of older simulation versions still serve
         params = load_checkpoint_part(src, carry.agent.params, 'state', 'agent', 'params')
