@@ -21,6 +21,14 @@ def test_unknown_env_names_close_matches(results):
     assert not results.exists()
 
 
+def test_bad_simulation_setting_is_named_before_anything_is_written(results):
+    for binding, named in (("MiniGameSettings.functions = 'al'", 'MiniGameSettings.functions'),
+                           ('MiniGameSettings.order_queue = 0', 'MiniGameSettings.order_queue')):
+        r = reaver('train', '--gin-param', binding, '--results-dir', results)
+        assert r.returncode == 2 and named in r.stderr and 'Traceback' not in r.stderr, r.stderr
+        assert not results.exists()
+
+
 def test_bad_gin_binding_names_file_and_binding(results, tmp_path):
     bad = tmp_path / 'my_settings.gin'
     bad.write_text('PPO.n_epochs = 4\nPPO.learning_rat = 1e-3\n')
