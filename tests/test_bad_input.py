@@ -21,9 +21,11 @@ def test_unknown_env_names_close_matches(results):
     assert not results.exists()
 
 
-def test_bad_simulation_setting_is_named_before_anything_is_written(results):
+def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(results):
     for binding, named in (("MiniGameSettings.functions = 'al'", 'MiniGameSettings.functions'),
-                           ('MiniGameSettings.order_queue = 0', 'MiniGameSettings.order_queue')):
+                           ('MiniGameSettings.order_queue = 0', 'MiniGameSettings.order_queue'),
+                           ("PPO.head_entropy = (('queud', 0.05),)", "['queud']"),
+                           ("PPO.head_entropy = ('queued', 0.05)", 'pairs')):
         r = reaver('train', '--gin-param', binding, '--results-dir', results)
         assert r.returncode == 2 and named in r.stderr and 'Traceback' not in r.stderr, r.stderr
         assert not results.exists()

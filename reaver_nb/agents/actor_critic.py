@@ -34,6 +34,7 @@ class A2C:
     gae_lambda: float = 0.95        # 1.0 gives plain n-step returns
     value_coef: float = 0.5
     entropy_coef: float = 0.01
+    head_entropy: tuple = ()        # (action head, coefficient) pairs replacing entropy_coef for those heads
     max_grad_norm: float = 1.0      # global-norm clipping; 0 turns it off
     clip_rewards: float = 0.0       # clip rewards to [-c, c]; 0 turns it off
     normalize_advantages: bool = True
@@ -111,6 +112,14 @@ class ActorCriticAgent:
         # write the SGD loops out step by step (`lax.scan(unroll=True)` still leaves a loop); MLPs are faster rolled.
         self.unroll = any(s.spatial for s in obs_spec)
         self.policy = Policy(act_spec)
+        try: heads = {str(n): float(c) for n, c in hp.head_entropy}
+        except (TypeError, ValueError):
+            raise ValueError(f"head_entropy={hp.head_entropy!r}: give (action head, coefficient) pairs, e.g. "
+                             "PPO.head_entropy = (('queued', 0.05),)") from None
+        if set(heads) - set(act_spec.names):
+            raise ValueError(f"head_entropy names {sorted(set(heads) - set(act_spec.names))}, which this env's actions "
+                             f"lack; its heads are {list(act_spec.names)}.")
+        self.entropy_scales = tuple(float(heads.get(n, hp.entropy_coef)) for n in act_spec.names)
         self.tx = make_optimizer(hp, total_updates, self.n_minibatches)
         self.traces = Counter()
         self.init = jax.jit(self._init)     # one compilation instead of one per initializer
@@ -163,6 +172,8 @@ class ActorCriticAgent:
         dists, v = self.model.apply(params, b['obs'])
         logp = self.policy.log_prob(dists, b['actions'])
         entropy = self.policy.entropy(dists, b['actions']).mean()
+        bonus = (hp.entropy_coef * entropy if not hp.head_entropy else
+                 self.policy.entropy(dists, b['actions'], self.entropy_scales).mean())
         adv, ret = b['adv'], b['ret']
         log_ratio = logp - b['logp']
         ratio = jnp.exp(log_ratio)
@@ -176,7 +187,7 @@ class ActorCriticAgent:
             v_c = b['values'] + jnp.clip(v - b['values'], -vclip, vclip)
             vl = jnp.maximum(vl, (v_c - ret) ** 2)
         vl = 0.5 * vl.mean()
-        loss = pl + hp.value_coef * vl - hp.entropy_coef * entropy
+        loss = pl + hp.value_coef * vl - bonus
         aux = dict(policy_loss=pl, value_loss=vl, entropy=entropy, approx_kl=((ratio - 1) - log_ratio).mean(),
                    clip_frac=(jnp.abs(ratio - 1) > clip).mean() if clip > 0 else jnp.zeros(()))
         return loss, aux

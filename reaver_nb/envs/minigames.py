@@ -228,7 +228,7 @@ def _command(u, queued, p, res, how):
              'attack': jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE),
              'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(friend >= 0, FOLLOW, MOVE))}[how]
     order = jnp.broadcast_to(order, (n,))
-    enemy = jnp.broadcast_to(jnp.where(enemy >= 0, enemy, friend), (n,))
+    target = jnp.broadcast_to(jnp.where(enemy >= 0, enemy, friend), (n,))   # the unit attacked or followed, or -1
     sel = u.selected & u.alive
     to_queue = sel & (queued == 1) & (u.order != IDLE)
     now = sel & ~to_queue
@@ -237,10 +237,10 @@ def _command(u, queued, p, res, how):
     slot = to_queue[:, None] & (jnp.arange(q) == jnp.minimum((u.q_order != IDLE).sum(1), q - 1)[:, None])
     return u.replace(
         order=jnp.where(now, order, u.order), goal=jnp.where(now[:, None], p, u.goal),
-        target=jnp.where(now, enemy, u.target), home=jnp.where(now[:, None], u.pos, u.home),
+        target=jnp.where(now, target, u.target), home=jnp.where(now[:, None], u.pos, u.home),
         q_order=jnp.where(now[:, None], IDLE, jnp.where(slot, order[:, None], u.q_order)),
         q_goal=jnp.where(slot[..., None], p, u.q_goal),
-        q_target=jnp.where(now[:, None], -1, jnp.where(slot, enemy[:, None], u.q_target)))
+        q_target=jnp.where(now[:, None], -1, jnp.where(slot, target[:, None], u.q_target)))
 
 def available(u: Units) -> jax.Array:
     "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED)."

@@ -60,10 +60,12 @@ class Policy:
             total = total + w * lp
         return total
 
-    def entropy(self, dists, actions=None):
+    def entropy(self, dists, actions=None, scales=None):
         """Sum of the heads' entropies. An argument head (a space with `used_by`) counts where the taken function
-        (`actions[0]`) uses it; without `actions`, weighted by the probability that the function head picks one."""
+        (`actions[0]`) uses it; without `actions`, weighted by the probability that the function head picks one.
+        `scales` (one number per space) weighs each head's entropy in the sum."""
         total = 0.
+        scales = (1.,) * len(self.act_spec) if scales is None else tuple(scales)
         for i, (s, d, w) in enumerate(zip(self.act_spec, dists, self._weights(actions))):
             if s.categorical:
                 logp = jax.nn.log_softmax(d)
@@ -73,5 +75,5 @@ class Policy:
                 h = jnp.sum(jnp.broadcast_to(log_std, mean.shape) + 0.5 * (_LOG_2PI + 1), -1)
             if w is None:  # expected weight: P(function in used_by)
                 w = jnp.sum(jax.nn.softmax(dists[0])[..., jnp.asarray(s.used_by) - int(self.act_spec[0].lo)], -1)
-            total = total + w * h
+            total = total + scales[i] * w * h
         return total

@@ -10,7 +10,8 @@ from pathlib import Path
 from flax import serialization
 
 # %% auto #0
-__all__ = ['atomic_write', 'list_checkpoints', 'save_checkpoint', 'load_checkpoint', 'load_checkpoint_part', 'latest_checkpoint']
+__all__ = ['atomic_write', 'list_checkpoints', 'save_checkpoint', 'load_checkpoint', 'read_checkpoint', 'load_checkpoint_part',
+           'latest_checkpoint']
 
 # %% ../../nbs/08_checkpoint.ipynb #c004
 _NAME = re.compile(r'^ckpt_(\d{10})\.msgpack$')
@@ -60,16 +61,25 @@ def load_checkpoint(path: str | Path, target):
         raise ValueError(f"Checkpoint {path} does not match this run's model or agent ({type(e).__name__}: {e}). "
                          "Was it written with other Specs, model sizes or agent settings?") from e
 
-def load_checkpoint_part(path: str | Path, target, *keys):
+def read_checkpoint(path: str | Path) -> dict:
+    "A checkpoint's contents as nested dicts of arrays, for `load_checkpoint_part` to take several parts from one read."
+    try: return serialization.msgpack_restore(Path(path).read_bytes())
+    except Exception as e:
+        raise ValueError(f"Checkpoint {path} cannot be read ({type(e).__name__}: {e}). Is it a reaver_nb checkpoint? "
+                         "Delete it to resume from the one before.") from e
+
+def load_checkpoint_part(source: str | Path | dict, target, *keys):
     """Restore one part of a checkpoint, reached by `keys` (e.g. `'state', 'agent', 'params'`), into `target`, whatever
-    the rest holds: a run's weights outlive changes to what else its checkpoints carry (a simulation's state)."""
+    the rest holds: a run's weights outlive changes to what else its checkpoints carry (a simulation's state).
+    `source` is the checkpoint's path or what `read_checkpoint` returned for it."""
+    part = read_checkpoint(source) if isinstance(source, (str, Path)) else source
     try:
-        part = serialization.msgpack_restore(Path(path).read_bytes())
         for k in keys: part = part[k]
         return serialization.from_state_dict(target, part)
     except Exception as e:
         where = '/'.join(keys) or 'the whole'
-        raise ValueError(f"Checkpoint {path}: its part {where!r} does not match this run's ({type(e).__name__}: {e}). "
+        name = f"Checkpoint {source}" if isinstance(source, (str, Path)) else "The checkpoint"
+        raise ValueError(f"{name}: its part {where!r} does not match this run's ({type(e).__name__}: {e}). "
                          "Was it written with other Specs, model sizes or agent settings?") from e
 
 def latest_checkpoint(ckpt_dir: str | Path) -> Path | None:

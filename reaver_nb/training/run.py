@@ -15,10 +15,10 @@ from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger, StopTraining, notify
-from .checkpoint import (atomic_write, save_checkpoint, load_checkpoint, load_checkpoint_part,
-                                          latest_checkpoint)
-from .config import (RunSettings, DEFAULT_ENV, DEFAULT_AGENT, config_files, parse_config,
-                                      flag_bindings, ConfigError)
+from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint
+from .checkpoint import load_checkpoint, load_checkpoint_part, read_checkpoint
+from .config import RunSettings, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
+from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
 __all__ = ['Collector', 'check_run_dir', 'on_device', 'train', 'test', 'record_video']
@@ -169,10 +169,11 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
         except ValueError as e:
             # a fused checkpoint holds the envs' state too: when only that no longer fits (a newer version of the
             # simulation), resume the agent, its optimiser and the counters, with fresh episodes
-            try: agent_state = load_checkpoint_part(ckpt, carry.agent, 'state', 'agent')
+            raw = read_checkpoint(ckpt)
+            try: agent_state = load_checkpoint_part(raw, carry.agent, 'state', 'agent')
             except ValueError: raise e from None
-            p = {k: load_checkpoint_part(ckpt, v, k) for k, v in _payload(carry).items() if k != 'state'}
-            p['state'] = carry.replace(agent=agent_state, key=load_checkpoint_part(ckpt, carry.key, 'state', 'key'))
+            p = {k: load_checkpoint_part(raw, v, k) for k, v in _payload(carry).items() if k != 'state'}
+            p['state'] = carry.replace(agent=agent_state, key=load_checkpoint_part(raw, carry.key, 'state', 'key'))
             if verbose: print(f"Note: {ckpt.name} holds environment states this version of {cfg.env} does not know "
                               "(the simulation changed since); resuming the agent with fresh episodes.", flush=True)
         carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
@@ -300,8 +301,9 @@ def _test_fused(cfg, run_id, ckpt, episodes, greedy, seed):
     agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
     # the weights and the frame count alone, so runs written by older simulation versions still test
-    all_params = load_checkpoint_part(ckpt, trainer.init(0).agent.params, 'state', 'agent', 'params')
-    frames = int(load_checkpoint_part(ckpt, np.int64(0), 'frames'))
+    raw = read_checkpoint(ckpt)
+    all_params = load_checkpoint_part(raw, trainer.init(0).agent.params, 'state', 'agent', 'params')
+    frames = int(load_checkpoint_part(raw, np.int64(0), 'frames'))
     per_seed = []
     for k in range(cfg.n_seeds):
         params = jax.tree.map(lambda x: x[k], all_params)
