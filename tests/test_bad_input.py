@@ -25,7 +25,8 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
     for binding, named in (("MiniGameSettings.functions = 'al'", 'MiniGameSettings.functions'),
                            ('MiniGameSettings.order_queue = 0', 'MiniGameSettings.order_queue'),
                            ("PPO.head_entropy = (('queud', 0.05),)", "['queud']"),
-                           ("PPO.head_entropy = ('queued', 0.05)", 'pairs')):
+                           ("PPO.head_entropy = ('queued', 0.05)", 'pairs'),
+                           ("RunSettings.reset_heads = ('queued',)", 'RunSettings.reset_at')):
         r = reaver('train', '--gin-param', binding, '--results-dir', results)
         assert r.returncode == 2 and named in r.stderr and 'Traceback' not in r.stderr, r.stderr
         assert not results.exists()

@@ -59,6 +59,27 @@ def test_resume_after_the_simulation_changed(results):
     assert r.returncode == 0, r.stderr
     assert 'fresh episodes' in r.stdout and rows(results / 'old')[-1]['frames'] == 128
 
+def test_reset_heads_restarts_one_head_once(results):
+    from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
+    reset = ['--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 128']
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'reset', '--results-dir', results,
+               *TINY, *reset)
+    assert r.returncode == 0, r.stderr
+    assert 'Reset the queued head(s) to uniform at 128 frames' in r.stdout
+    raw = read_checkpoint(latest_checkpoint(results / 'reset' / 'checkpoints'))
+    leaves = lambda tree: [(str(p), np.asarray(x)) for p, x in
+                           __import__('jax').tree_util.tree_leaves_with_path(tree)]
+    agent = raw['state']['agent']
+    queued = [x for p, x in leaves(agent['params']) + leaves(agent['opt_state']) if 'logits_queued' in p]
+    others = [x for p, x in leaves(agent['params']) if 'logits_function_id' in p or 'Conv_0' in p]
+    assert len(queued) == 6 and all(not x.any() for x in queued)   # kernel, bias, and both Adam moments of each
+    assert others and all(x.any() for x in others)
+    # a head the agent lacks is named before anything is written
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'bad', '--results-dir', results,
+               *TINY, '--gin-param', "RunSettings.reset_heads = ('queud',)", '--gin-param', 'RunSettings.reset_at = 64')
+    assert r.returncode == 2 and "['queud']" in r.stderr and 'queued' in r.stderr and not (results / 'bad').exists()
+
+
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',
                '--results-dir', results)

@@ -11,12 +11,14 @@ import time
 from typing import Any
 import numpy as np
 import jax, jax.numpy as jnp
+import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from ..agents.actor_critic import ActorCriticAgent, Rollout, TrainState
 
 # %% auto #0
-__all__ = ['EP_STATS', 'VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'fused_loop', 'evaluate']
+__all__ = ['EP_STATS', 'VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'head_layers', 'reset_heads', 'fused_loop',
+           'evaluate']
 
 # %% ../../nbs/19_fused.ipynb #c004
 def _where(c, a, b):
@@ -220,6 +222,35 @@ def _row_stats(s: dict, n_seeds: int) -> tuple[dict, list]:
     else: row['ep_return_std'] = float(np.sqrt(max(s['ep_return_sq'].sum() / total - mean ** 2, 0.)))
     return row, per_seed
 
+def head_layers(params, names) -> set:
+    "The output layers (`logits_<name>` or `spatial_<name>`) of action heads `names`; a missing head is an error."
+    layers = set(params['params']) if 'params' in params else set(params)
+    out, missing = set(), []
+    for n in names:
+        found = {f'logits_{n}', f'spatial_{n}'} & layers
+        if not found: missing.append(n)
+        out |= found
+    if missing:
+        heads = sorted(l.split('_', 1)[1] for l in layers if l.startswith(('logits_', 'spatial_')))
+        raise ValueError(f"RunSettings.reset_heads names {missing}, which this agent lacks; its heads: {heads}.")
+    return out
+
+def reset_heads(carry: Carry, names) -> Carry:
+    """Restart action heads `names` of every seed: their output layers to zero, so each head is uniform again, and
+    Adam afresh (step count and moments; a learning-rate schedule keeps its place); every other weight is kept.
+    Against a head that locked in early (the primacy bias of Nikishin et al. 2022, whose remedy is this reset of the
+    last layer). Adam restarts whole: zeroed moments under an old step count would take steps of several learning
+    rates (no bias correction left), and the head would lock in again at once."""
+    layers = head_layers(carry.agent.params, names)
+    def zero(path, x):
+        keys = {getattr(k, 'key', getattr(k, 'name', None)) for k in path}
+        return x * 0 if keys & layers else x
+    adam = lambda x: isinstance(x, optax.ScaleByAdamState)
+    fresh = lambda x: jax.tree.map(lambda y: y * 0, x) if adam(x) else x
+    a = carry.agent
+    return carry.replace(agent=a.replace(params=jax.tree_util.tree_map_with_path(zero, a.params),
+                                         opt_state=jax.tree.map(fresh, a.opt_state, is_leaf=adam)))
+
 def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: int, elapsed: float, run_dir,
                verbose: bool = True, callbacks=(), payload=None, info: dict | None = None) -> dict:
     "Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss."
@@ -231,6 +262,7 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
     total_updates = cfg.total_steps // batch
     ckpt_dir = run_dir / 'checkpoints'
     done_updates = frames // batch
+    reset_update = -(-cfg.reset_at // batch) if cfg.reset_heads and cfg.reset_at > 0 else None   # first update >=
     def save(c):
         return save_checkpoint(ckpt_dir, frames, payload(c, frames, episodes, logger.elapsed), cfg.keep_checkpoints)
     row, per_update, last_ckpt, stopped, history = None, None, done_updates, False, []
@@ -242,6 +274,7 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         while done_updates < total_updates:
             n = min(cfg.log_every, total_updates - done_updates)
             if per_update: n = max(1, min(n, int(cfg.log_seconds / per_update)))
+            if reset_update is not None and done_updates < reset_update: n = min(n, reset_update - done_updates)
             t = time.time()
             new, metrics, stats = trainer.run(carry, n)
             metrics = jax.tree.map(lambda x: float(np.mean(x)), metrics)   # mean over seeds
@@ -256,6 +289,10 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             else: per_update = -1.  # the first chunk includes compilation: measure from the next one
             if per_update < 0: per_update = None
             done_updates += n; frames += n * batch
+            if done_updates == reset_update:
+                carry = reset_heads(carry, cfg.reset_heads)
+                if verbose: print(f"Reset the {', '.join(cfg.reset_heads)} head(s) to uniform at {frames:,} frames "
+                                  "(RunSettings.reset_at).", flush=True)
             history.append(jax.tree.map(np.asarray, stats))
             ep_row, per_seed = _row_stats(_recent(history), K)
             episodes += int(np.asarray(stats['ep_count']).sum())

@@ -124,6 +124,12 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if cfg.n_seeds < 1: raise ValueError(f"--seeds must be at least 1, got {cfg.n_seeds}.")
     info = dict(run_id=run_id, run_dir=str(run_dir), env=cfg.env, agent=cfg.agent, n_envs=cfg.n_envs,
                 n_seeds=cfg.n_seeds, total_frames=total_updates * batch)
+    if cfg.reset_heads and not (env_family(cfg.env) == 'jax' and cfg.fused):
+        raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} works on the fused path only (JAX-native "
+                         "envs with RunSettings.fused = True); for this run add --gin-param \"RunSettings.reset_heads = ()\".")
+    if cfg.reset_heads and cfg.reset_at <= 0:
+        raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
+                         "per seed at which to reset them (e.g. 425000).")
     if env_family(cfg.env) == 'jax' and cfg.fused:
         return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
     if cfg.n_seeds != 1:
@@ -157,11 +163,12 @@ def _open_run_dir(run_dir, run_id, force):
 
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info):
     "A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused)."
-    from reaver_nb.training.fused import FusedTrainer, fused_loop
+    from reaver_nb.training.fused import FusedTrainer, fused_loop, head_layers
     env = make_jax_env(cfg.env)
     agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, cfg.n_envs, total_updates)
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
     carry = trainer.init(cfg.seed)
+    head_layers(carry.agent.params, cfg.reset_heads)        # a head the agent lacks is named before anything is written
     frames = episodes = 0; elapsed = 0.
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
