@@ -74,10 +74,11 @@ def test_reset_heads_restarts_one_head_once(results):
     others = [x for p, x in leaves(agent['params']) if 'logits_function_id' in p or 'Conv_0' in p]
     assert len(queued) == 6 and all(not x.any() for x in queued)   # kernel, bias, and both Adam moments of each
     assert others and all(x.any() for x in others)
-    # a head the agent lacks is named before anything is written
+    # a head the agent lacks is named before anything is written; a reset_at past the run's frames is pointed out
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'bad', '--results-dir', results,
-               *TINY, '--gin-param', "RunSettings.reset_heads = ('queud',)", '--gin-param', 'RunSettings.reset_at = 64')
+               *TINY, '--gin-param', "RunSettings.reset_heads = ('queud',)", '--gin-param', 'RunSettings.reset_at = 500')
     assert r.returncode == 2 and "['queud']" in r.stderr and 'queued' in r.stderr and not (results / 'bad').exists()
+    assert 'reset_at = 500 is past' in r.stdout and 'will not be reset' in r.stdout
 
 
 def test_gymnax_cartpole_through_the_same_trainer(results):

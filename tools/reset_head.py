@@ -2,20 +2,21 @@
 """Diagnostic for issue 5: give a trained run's agent a fresh action head, keeping every other weight.
 
 Writes a new run directory NEW_RUN holding RUN's `config.gin` and its latest checkpoint with the output layer of head
-HEAD (`logits_<HEAD>`, every seed) set to zero, so that head starts uniform again (for `queued`: P = 0.5). Train on
-from it with `reaver train --initialize-from NEW_RUN` (weights only; a fresh optimiser and counters):
+HEAD (`logits_<HEAD>` or `spatial_<HEAD>`, every seed) set to zero, so that head starts uniform again (for `queued`:
+P = 0.5). Train on from it with `reaver train --initialize-from NEW_RUN` (weights only; a fresh optimiser and counters):
 
     python tools/reset_head.py RUN NEW_RUN [--head queued] [--results-dir results]
     reaver train --initialize-from NEW_RUN --run-id NEW_RUN_trained --steps 200000
 
-The default's agent queues every click (`queued` P = 1.000, a lock-in from early training); its weights with the
-`queued` head reset and 200k frames of the default PPO scored 27.33 +- 2.12 and queued nothing (README Results).
+An agent trained without the restart queues every click (`queued` P = 1.000, a lock-in from early training); its
+weights with the `queued` head reset and 200k frames of the default PPO scored 27.33 +- 2.12 and queued nothing
+(README Results). The default now does this within the run (RunSettings.reset_heads / reset_at, Adam restarted too).
 """
 import argparse, shutil, sys
 from pathlib import Path
 import numpy as np
-from flax import serialization
 from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint, save_checkpoint
+from reaver_nb.training.fused import head_layers
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('new_run_id')
@@ -30,11 +31,9 @@ if dst.exists(): sys.exit(f"{dst} exists; choose another NEW_RUN or delete it.")
 raw = read_checkpoint(ckpt)
 try: params = raw['state']['agent']['params']['params']
 except KeyError: sys.exit(f"{ckpt} is not a fused run's checkpoint (no state/agent/params).")
-layer = f'logits_{args.head}'
-if layer not in params:
-    heads = sorted(k[len('logits_'):] for k in params if k.startswith('logits_'))
-    sys.exit(f"The agent has no head {args.head!r}; its categorical heads: {heads}.")
-params[layer] = {k: np.zeros_like(v) for k, v in params[layer].items()}
+try: layers = head_layers(params, [args.head])
+except ValueError as e: sys.exit(str(e).replace('RunSettings.reset_heads', '--head'))
+for layer in layers: params[layer] = {k: np.zeros_like(v) for k, v in params[layer].items()}
 dst.mkdir(parents=True)
 shutil.copy(src / 'config.gin', dst / 'config.gin')
 step = int(ckpt.name.split('_')[1].split('.')[0])

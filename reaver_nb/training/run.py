@@ -130,6 +130,10 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if cfg.reset_heads and cfg.reset_at <= 0:
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
                          "per seed at which to reset them (e.g. 425000).")
+    if cfg.reset_heads and cfg.reset_at > info['total_frames'] and verbose:
+        print(f"Note: RunSettings.reset_at = {cfg.reset_at:,} is past this run's {info['total_frames']:,} frames, so "
+              f"the {', '.join(cfg.reset_heads)} head(s) will not be reset; raise --steps past it, or lower reset_at.",
+              flush=True)
     if env_family(cfg.env) == 'jax' and cfg.fused:
         return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
     if cfg.n_seeds != 1:
