@@ -67,3 +67,20 @@ def test_cli_test_render_and_python_m(tmp_path):
     assert ev['episodes'] == 5 and ev['video'].endswith('.gif')
     r = reaver('test', '--run-id', 'missing', '--results-dir', tmp_path)
     assert r.returncode == 2 and 'No run' in r.stderr
+
+
+def test_every_shipped_config_trains_ppo_as_shipped():
+    "PPO's minibatch divides the batch (n_envs x traj_len) under every shipped config, so `--agent ppo` starts."
+    from reaver_nb.training.config import CONFIG_DIR, RunSettings, config_files, parse_config
+    maps = sorted(p.stem for p in (CONFIG_DIR / 'sc2').glob('*.gin'))
+    envs = maps + ['jax:MoveToBeacon', 'jax:CollectMineralShards', 'jax:DefeatRoaches', 'CartPole-v1',
+                   'gymnax:CartPole-v1', 'ALE/Pong-v5', 'InvertedPendulum-v5']
+    bad = []
+    try:
+        for env in envs:
+            parse_config(config_files(env))
+            n, hp = RunSettings().n_envs, PPO()
+            if (n * hp.traj_len) % hp.minibatch_size: bad.append((env, n, hp.traj_len, hp.minibatch_size))
+    finally:
+        import gin; gin.clear_config()
+    assert not bad, bad
