@@ -81,26 +81,32 @@ class FullyConv(nn.Module):
     broadcast_non_spatial: bool = False
     conv: str = 'xla'       # 'xla' or 'im2col' (see Conv)
     value_through_trunk: bool = True   # False: the value head reads the shared layers, its loss does not train them
+    separate_value: bool = False       # True: the value has its own layers (convs + fc), nothing shared with the policy
 
     @nn.compact
     def __call__(self, obs):
         names = self.obs_spec.names
-        screen = FeatureLayers(self.obs_spec, 'screen', self.embed_dim, self.conv, name='screen')(obs)
-        parts = [screen]
-        if any(n.startswith('minimap/') for n in names):
-            minimap = FeatureLayers(self.obs_spec, 'minimap', self.embed_dim, self.conv, name='minimap')(obs)
-            if minimap.shape[-3:-1] != screen.shape[-3:-1]:
-                raise ValueError(f"FullyConv concatenates screen and minimap: their resolutions must match, got "
-                                 f"screen {screen.shape[-3:-1]} and minimap {minimap.shape[-3:-1]} "
-                                 "(set SC2Settings.screen_size = SC2Settings.minimap_size).")
-            parts.append(minimap)
-        if self.broadcast_non_spatial and 'player' in names:
-            p = jnp.log1p(jnp.maximum(obs[names.index('player')], 0.))
-            parts.append(jnp.broadcast_to(p[..., None, None, :], screen.shape[:-1] + p.shape[-1:]))
-        state = jnp.concatenate(parts, -1)
+        def trunk(prefix=''):   # feature layers -> state [..., H, W, C] and the fc layer; `prefix` names a second copy
+            screen = FeatureLayers(self.obs_spec, 'screen', self.embed_dim, self.conv, name=prefix + 'screen')(obs)
+            parts = [screen]
+            if any(n.startswith('minimap/') for n in names):
+                minimap = FeatureLayers(self.obs_spec, 'minimap', self.embed_dim, self.conv,
+                                        name=prefix + 'minimap')(obs)
+                if minimap.shape[-3:-1] != screen.shape[-3:-1]:
+                    raise ValueError(f"FullyConv concatenates screen and minimap: their resolutions must match, got "
+                                     f"screen {screen.shape[-3:-1]} and minimap {minimap.shape[-3:-1]} "
+                                     "(set SC2Settings.screen_size = SC2Settings.minimap_size).")
+                parts.append(minimap)
+            if self.broadcast_non_spatial and 'player' in names:
+                p = jnp.log1p(jnp.maximum(obs[names.index('player')], 0.))
+                parts.append(jnp.broadcast_to(p[..., None, None, :], screen.shape[:-1] + p.shape[-1:]))
+            state = jnp.concatenate(parts, -1)
+            flat = state.reshape(state.shape[:-3] + (-1,))
+            return state, nn.relu(nn.Dense(self.fc_dim, kernel_init=_vs(), name=prefix + 'fc')(flat))
+        state, fc = trunk()
         lead = state.shape[:-3]
-        fc = nn.relu(nn.Dense(self.fc_dim, kernel_init=_vs(), name='fc')(state.reshape(lead + (-1,))))
-        value_in = fc if self.value_through_trunk else jax.lax.stop_gradient(fc)
+        if self.separate_value: value_in = trunk('value_')[1]
+        else: value_in = fc if self.value_through_trunk else jax.lax.stop_gradient(fc)
         value = nn.Dense(1, kernel_init=_vs(0.1), name='value')(value_in)[..., 0]
         dists = []
         for i, s in enumerate(self.act_spec):
