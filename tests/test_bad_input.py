@@ -26,8 +26,10 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
                            ('MiniGameSettings.order_queue = 0', 'MiniGameSettings.order_queue'),
                            ("PPO.head_entropy = (('queud', 0.05),)", "['queud']"),
                            ("PPO.head_entropy = ('queued', 0.05)", 'pairs'),
-                           ('RunSettings.reset_at = 0', 'RunSettings.reset_at')):   # the default restarts queued
-        r = reaver('train', '--gin-param', binding, '--results-dir', results)
+                           ('RunSettings.reset_return = -1.0', 'RunSettings.reset_return'),
+                           ('RunSettings.reset_at = 0\nRunSettings.reset_return = 0.0', 'RunSettings.reset_at')):
+        # (the default restarts queued: at reset_at frames, once the return reaches reset_return)
+        r = reaver('train', *[a for b in binding.split('\n') for a in ('--gin-param', b)], '--results-dir', results)
         assert r.returncode == 2 and named in r.stderr and 'Traceback' not in r.stderr, r.stderr
         assert not results.exists()
 

@@ -61,7 +61,8 @@ def test_resume_after_the_simulation_changed(results):
 
 def test_reset_heads_restarts_one_head_once(results):
     from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
-    reset = ['--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 128']
+    reset = ['--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 128',
+             '--gin-param', 'RunSettings.reset_return = 0.0']   # at reset_at, whatever the return
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'reset', '--results-dir', results,
                *TINY, *reset)
     assert r.returncode == 0, r.stderr
@@ -80,6 +81,33 @@ def test_reset_heads_restarts_one_head_once(results):
     assert r.returncode == 2 and "['queud']" in r.stderr and 'queued' in r.stderr and not (results / 'bad').exists()
     assert 'reset_at = 500 is past' in r.stdout and 'will not be reset' in r.stdout
 
+
+def test_reset_return_waits_for_each_seed_and_resumes_with_it(results):
+    "With RunSettings.reset_return a seed restarts only once its return gets there; the checkpoints carry who did."
+    from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
+    wait = ['--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 64',
+            '--gin-param', 'RunSettings.reset_return = 1000.0']
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--seeds', 2, '--run-id', 'wait',
+               '--results-dir', results, *TINY, *wait)
+    assert r.returncode == 0, r.stderr
+    assert 'Reset the' not in r.stdout and 'has not reached RunSettings.reset_return = 1000' in r.stdout
+    assert 'seeds 0, 1:' in r.stdout and '--run-id wait' in r.stdout and '--resume --steps 256' in r.stdout
+    resets = lambda: np.asarray(read_checkpoint(latest_checkpoint(results / 'wait' / 'checkpoints'))['resets']).tolist()
+    assert resets() == [-1, -1]
+    # the condition met (a threshold of 0 is reset_at alone): both seeds restart at the first row after the resume...
+    r = reaver('train', '--run-id', 'wait', '--resume', '--steps', 192, '--results-dir', results,
+               '--gin-param', 'RunSettings.reset_return = 0.0')
+    assert r.returncode == 0, r.stderr
+    assert 'Reset the queued head(s) to uniform at 192 frames (RunSettings.reset_at)' in r.stdout
+    assert resets() == [192, 192]
+    # ...and a later resume neither repeats nor forgets it
+    r = reaver('train', '--run-id', 'wait', '--resume', '--steps', 256, '--results-dir', results,
+               '--gin-param', 'RunSettings.reset_return = 0.0')
+    assert r.returncode == 0, r.stderr
+    assert 'Reset the' not in r.stdout and resets() == [192, 192]
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 64, '--run-id', 'neg', '--results-dir', results,
+               *TINY, '--gin-param', 'RunSettings.reset_return = -1.0')
+    assert r.returncode == 2 and 'reset_return must be >= 0' in r.stderr and not (results / 'neg').exists()
 
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',

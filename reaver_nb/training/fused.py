@@ -235,25 +235,30 @@ def head_layers(params, names) -> set:
         raise ValueError(f"RunSettings.reset_heads names {missing}, which this agent lacks; its heads: {heads}.")
     return out
 
-def reset_heads(carry: Carry, names) -> Carry:
-    """Restart action heads `names` of every seed: their output layers to zero, so each head is uniform again, and
-    Adam afresh (step count and moments; a learning-rate schedule keeps its place); every other weight is kept.
+def reset_heads(carry: Carry, names, seeds=None) -> Carry:
+    """Restart action heads `names` of every seed (or of the seeds where the boolean sequence `seeds` is True): their
+    output layers to zero, so each head is uniform again, and Adam afresh (step count and moments; a learning-rate
+    schedule keeps its place); every other weight is kept.
     Against a head that locked in early (the primacy bias of Nikishin et al. 2022, whose remedy is this reset of the
     last layer). Adam restarts whole: zeroed moments under an old step count would take steps of several learning
     rates (no bias correction left), and the head would lock in again at once."""
     layers = head_layers(carry.agent.params, names)
+    mask = None if seeds is None else jnp.asarray(seeds, bool)
+    def pick(new, old):   # every leaf's first axis is the seed
+        return new if mask is None else jnp.where(mask.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
     def zero(path, x):
         keys = {getattr(k, 'key', getattr(k, 'name', None)) for k in path}
-        return x * 0 if keys & layers else x
+        return pick(x * 0, x) if keys & layers else x
     adam = lambda x: isinstance(x, optax.ScaleByAdamState)
-    fresh = lambda x: jax.tree.map(lambda y: y * 0, x) if adam(x) else x
+    fresh = lambda x: jax.tree.map(lambda y: pick(y * 0, y), x) if adam(x) else x
     a = carry.agent
     return carry.replace(agent=a.replace(params=jax.tree_util.tree_map_with_path(zero, a.params),
                                          opt_state=jax.tree.map(fresh, a.opt_state, is_leaf=adam)))
 
 def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: int, elapsed: float, run_dir,
-               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None) -> dict:
-    "Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss."
+               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None, resets=None) -> dict:
+    """Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss.
+    `resets`: per seed, the frame at which its heads were restarted (-1: not yet), as the checkpoint recorded it."""
     from pathlib import Path
     run_dir = Path(run_dir)
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed)
@@ -262,10 +267,15 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
     total_updates = cfg.total_steps // batch
     ckpt_dir = run_dir / 'checkpoints'
     done_updates = frames // batch
-    reset_update = -(-cfg.reset_at // batch) if cfg.reset_heads and cfg.reset_at > 0 else None   # first update >=
+    reset_update = -(-cfg.reset_at // batch) if cfg.reset_heads else None   # the first update >= reset_at frames
+    if resets is None:   # a new run, or a checkpoint from before per-seed restarts (they all came at reset_at)
+        resets = np.full(K, reset_update * batch if reset_update is not None and 0 < reset_update <= done_updates
+                         else -1, np.int64)
+    resets = np.asarray(resets, np.int64).copy()
     def save(c):
-        return save_checkpoint(ckpt_dir, frames, payload(c, frames, episodes, logger.elapsed), cfg.keep_checkpoints)
-    row, per_update, last_ckpt, stopped, history = None, None, done_updates, False, []
+        p = dict(payload(c, frames, episodes, logger.elapsed), resets=resets.copy())
+        return save_checkpoint(ckpt_dir, frames, p, cfg.keep_checkpoints)
+    row, per_update, last_ckpt, stopped, history, per_seed = None, None, done_updates, False, [], [None] * K
     notify(callbacks, 'on_start', info or {})
     def result(**extra):
         return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=done_updates,
@@ -274,7 +284,8 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         while done_updates < total_updates:
             n = min(cfg.log_every, total_updates - done_updates)
             if per_update: n = max(1, min(n, int(cfg.log_seconds / per_update)))
-            if reset_update is not None and done_updates < reset_update: n = min(n, reset_update - done_updates)
+            if reset_update is not None and done_updates < reset_update:
+                n = min(n, reset_update - done_updates)   # a row ends at reset_at: the first chance to restart
             t = time.time()
             new, metrics, stats = trainer.run(carry, n)
             metrics = jax.tree.map(lambda x: float(np.mean(x)), metrics)   # mean over seeds
@@ -289,12 +300,10 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             else: per_update = -1.  # the first chunk includes compilation: measure from the next one
             if per_update < 0: per_update = None
             done_updates += n; frames += n * batch
-            if done_updates == reset_update:
-                carry = reset_heads(carry, cfg.reset_heads)
-                if verbose: print(f"Reset the {', '.join(cfg.reset_heads)} head(s) to uniform at {frames:,} frames "
-                                  "(RunSettings.reset_at).", flush=True)
             history.append(jax.tree.map(np.asarray, stats))
             ep_row, per_seed = _row_stats(_recent(history), K)
+            if reset_update is not None and done_updates >= reset_update and (resets < 0).any():
+                carry = _restart_due(cfg, carry, resets, per_seed, frames, verbose)
             episodes += int(np.asarray(stats['ep_count']).sum())
             row = logger.row(frames, episodes, done_updates, metrics)
             row.update(ep_row)
@@ -310,6 +319,8 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             if done_updates - last_ckpt >= cfg.checkpoint_every: save(carry); last_ckpt = done_updates
         path = save(carry)
         if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
+        elif verbose and cfg.reset_return and reset_update is not None and done_updates >= reset_update:
+            if (resets < 0).any(): _not_restarted(cfg, resets, per_seed, run_dir)
     except KeyboardInterrupt:
         path = save(carry)
         if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
@@ -317,9 +328,37 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         raise
     finally:
         logger.close(); seeds_log.close()
-    out = result()
+    out = result(resets=resets.tolist())
     notify(callbacks, 'on_end', out)
     return out
+
+def _restart_due(cfg, carry, resets, per_seed, frames, verbose):
+    """Restart the heads of the seeds that are due: past `reset_at` frames, and, when `cfg.reset_return` is set, with a
+    rolling training return at least that. Marks them in `resets` (in place)."""
+    due = resets < 0
+    if cfg.reset_return:
+        due &= np.array([m is not None and m >= cfg.reset_return for m in per_seed])
+    if not due.any(): return carry
+    carry = reset_heads(carry, cfg.reset_heads, None if due.all() else due)
+    resets[due] = frames
+    if verbose:
+        who = '' if due.all() else f" of seed{'s' if due.sum() > 1 else ''} {', '.join(map(str, np.flatnonzero(due)))}"
+        why = (f"rolling return {', '.join(f'{per_seed[k]:.2f}' for k in np.flatnonzero(due))} >= "
+               f"RunSettings.reset_return = {cfg.reset_return:g}, after reset_at" if cfg.reset_return
+               else "RunSettings.reset_at")
+        print(f"Reset the {', '.join(cfg.reset_heads)} head(s){who} to uniform at {frames:,} frames ({why}).",
+              flush=True)
+    return carry
+
+def _not_restarted(cfg, resets, per_seed, run_dir):
+    "Says which seeds' return never reached `reset_return`, and how to go on with them."
+    late = np.flatnonzero(resets < 0)
+    who = 'its' if len(resets) == 1 else f"seed{'s' if len(late) > 1 else ''} {', '.join(map(str, late))}:"
+    rets = ', '.join('-' if per_seed[k] is None else f'{per_seed[k]:.2f}' for k in late)
+    print(f"Note: {who} rolling return ({rets}) has not reached RunSettings.reset_return = {cfg.reset_return:g}, so "
+          f"the {', '.join(cfg.reset_heads)} head(s) were not restarted: this agent is learning late, or not at all. "
+          f"Training longer restarts the head(s) once the return gets there: reaver train --run-id {run_dir.name} "
+          f"--results-dir {run_dir.parent} --resume --steps {2 * cfg.total_steps}", flush=True)
 
 # %% ../../nbs/19_fused.ipynb #c011
 def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, greedy: bool = False,

@@ -127,7 +127,9 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if cfg.reset_heads and not (env_family(cfg.env) == 'jax' and cfg.fused):
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} works on the fused path only (JAX-native "
                          "envs with RunSettings.fused = True); for this run add --gin-param \"RunSettings.reset_heads = ()\".")
-    if cfg.reset_heads and cfg.reset_at <= 0:
+    if cfg.reset_return < 0:
+        raise ValueError(f"RunSettings.reset_return must be >= 0 (0: restart at reset_at), got {cfg.reset_return}.")
+    if cfg.reset_heads and cfg.reset_at <= 0 and not cfg.reset_return:
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
                          "per seed at which to reset them (e.g. 425000).")
     if cfg.reset_heads and cfg.reset_at > info['total_frames'] and verbose:
@@ -173,21 +175,24 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
     carry = trainer.init(cfg.seed)
     head_layers(carry.agent.params, cfg.reset_heads)        # a head the agent lacks is named before anything is written
-    frames = episodes = 0; elapsed = 0.
+    frames = episodes = 0; elapsed = 0.; resets = None
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
-        try: p = load_checkpoint(ckpt, _payload(carry))
+        raw = read_checkpoint(ckpt)
+        target = _payload(carry)   # with each seed's restart frame, in checkpoints written since 2026-12-01
+        if 'resets' in raw: target['resets'] = np.zeros(cfg.n_seeds, np.int64)
+        try: p = load_checkpoint(ckpt, target)
         except ValueError as e:
             # a fused checkpoint holds the envs' state too: when only that no longer fits (a newer version of the
             # simulation), resume the agent, its optimiser and the counters, with fresh episodes
-            raw = read_checkpoint(ckpt)
             try: agent_state = load_checkpoint_part(raw, carry.agent, 'state', 'agent')
             except ValueError: raise e from None
-            p = {k: load_checkpoint_part(raw, v, k) for k, v in _payload(carry).items() if k != 'state'}
+            p = {k: load_checkpoint_part(raw, v, k) for k, v in target.items() if k != 'state'}
             p['state'] = carry.replace(agent=agent_state, key=load_checkpoint_part(raw, carry.key, 'state', 'key'))
             if verbose: print(f"Note: {ckpt.name} holds environment states this version of {cfg.env} does not know "
                               "(the simulation changed since); resuming the agent with fresh episodes.", flush=True)
         carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
+        resets = p.get('resets')
     elif src:   # the weights alone, so runs of older simulation versions still serve
         params = load_checkpoint_part(src, carry.agent.params, 'state', 'agent', 'params')
         carry = trainer.place(carry.replace(agent=carry.agent.replace(params=params)))
@@ -199,7 +204,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
               flush=True)
     info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
     return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload,
-                      info=info)
+                      info=info, resets=resets)
 
 def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
