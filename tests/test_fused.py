@@ -109,6 +109,29 @@ def test_reset_return_waits_for_each_seed_and_resumes_with_it(results):
                *TINY, '--gin-param', 'RunSettings.reset_return = -1.0')
     assert r.returncode == 2 and 'reset_return must be >= 0' in r.stderr and not (results / 'neg').exists()
 
+def test_reset_return_restarts_at_the_same_frame_whatever_the_log_rows(results):
+    """The return test runs at fixed updates: log rows cut short (log_seconds: faster or slower machines) and a resume
+    in the middle of a test window leave the restarts, and so the whole run, as they were."""
+    import jax
+    from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
+    game = ['--env', 'jax:CollectMineralShards', '--seeds', 2, *TINY, '--results-dir', results,
+            '--gin-param', 'SC2Settings.game_steps_per_episode = 64', '--gin-param', 'RunSettings.log_every = 4',
+            '--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 64',
+            '--gin-param', 'RunSettings.reset_return = 1.0']
+    r = reaver('train', *game, '--steps', 512, '--run-id', 'rows4')
+    assert r.returncode == 0, r.stderr
+    assert 'of seed 1 to uniform at 192 frames (mean return 1.00 over the last 4 updates' in r.stdout, r.stdout
+    one = ['--gin-param', 'RunSettings.log_seconds = 1e-6']          # a row (a chunk) per update
+    r = reaver('train', *game, *one, '--steps', 160, '--run-id', 'rows1')   # stops inside the window 192 closes
+    assert r.returncode == 0 and 'Reset the' not in r.stdout, r.stderr
+    r = reaver('train', '--run-id', 'rows1', '--resume', '--steps', 512, '--results-dir', results, *one)
+    assert r.returncode == 0, r.stderr
+    assert 'of seed 1 to uniform at 192 frames' in r.stdout, r.stdout
+    a, b = (read_checkpoint(latest_checkpoint(results / run / 'checkpoints')) for run in ('rows4', 'rows1'))
+    assert np.asarray(a['resets']).tolist() == np.asarray(b['resets']).tolist() == [-1, 192]
+    leaves = lambda t: jax.tree.leaves(t['state']['agent']['params'])
+    assert all(np.array_equal(x, y) for x, y in zip(leaves(a), leaves(b)))
+
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',
                '--results-dir', results)

@@ -42,7 +42,7 @@ class RunSettings:
     fused: bool = True             # JAX-native envs: the fused path (False: the host path, as for any other env)
     reset_heads: tuple = ()        # fused path: action heads restarted uniform once, at reset_at (e.g. ('queued',))
     reset_at: int = 0              # ...after this many frames per seed (Nikishin et al. 2022's last-layer reset)...
-    reset_return: float = 0.       # ...and, when > 0, once the seed's rolling training return is at least this
+    reset_return: float = 0.       # ...and, when > 0, once the seed's mean return over log_every updates reaches it
 
 def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"

@@ -256,9 +256,11 @@ def reset_heads(carry: Carry, names, seeds=None) -> Carry:
                                          opt_state=jax.tree.map(fresh, a.opt_state, is_leaf=adam)))
 
 def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: int, elapsed: float, run_dir,
-               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None, resets=None) -> dict:
+               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None, resets=None,
+               reset_window=None) -> dict:
     """Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss.
-    `resets`: per seed, the frame at which its heads were restarted (-1: not yet), as the checkpoint recorded it."""
+    `resets`: per seed, the frame at which its heads were restarted (-1: not yet), and `reset_window`, the episodes
+    and returns per seed counted towards the next test of `RunSettings.reset_return`, as the checkpoint recorded them."""
     from pathlib import Path
     run_dir = Path(run_dir)
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed)
@@ -272,8 +274,11 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         resets = np.full(K, reset_update * batch if reset_update is not None and 0 < reset_update <= done_updates
                          else -1, np.int64)
     resets = np.asarray(resets, np.int64).copy()
+    # the return test runs at fixed updates, so a seed restarts at the same frame on any machine (log rows do not)
+    W = max(1, cfg.log_every)
+    window = np.zeros((2, K)) if reset_window is None else np.asarray(reset_window, float).reshape(2, K).copy()
     def save(c):
-        p = dict(payload(c, frames, episodes, logger.elapsed), resets=resets.copy())
+        p = dict(payload(c, frames, episodes, logger.elapsed), resets=resets.copy(), reset_window=window.copy())
         return save_checkpoint(ckpt_dir, frames, p, cfg.keep_checkpoints)
     row, per_update, last_ckpt, stopped, history, per_seed = None, None, done_updates, False, [], [None] * K
     notify(callbacks, 'on_start', info or {})
@@ -284,8 +289,10 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         while done_updates < total_updates:
             n = min(cfg.log_every, total_updates - done_updates)
             if per_update: n = max(1, min(n, int(cfg.log_seconds / per_update)))
-            if reset_update is not None and done_updates < reset_update:
-                n = min(n, reset_update - done_updates)   # a row ends at reset_at: the first chance to restart
+            pending = reset_update is not None and bool((resets < 0).any())
+            if pending:   # a row ends at reset_at, the first chance to restart, and at every return test after it
+                cut = _next_test(done_updates, reset_update, W if cfg.reset_return else None)
+                if cut is not None: n = min(n, cut - done_updates)
             t = time.time()
             new, metrics, stats = trainer.run(carry, n)
             metrics = jax.tree.map(lambda x: float(np.mean(x)), metrics)   # mean over seeds
@@ -299,11 +306,13 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             if done_updates > 0 or per_update is not None: per_update = (time.time() - t) / n
             else: per_update = -1.  # the first chunk includes compilation: measure from the next one
             if per_update < 0: per_update = None
+            start = done_updates
             done_updates += n; frames += n * batch
             history.append(jax.tree.map(np.asarray, stats))
             ep_row, per_seed = _row_stats(_recent(history), K)
-            if reset_update is not None and done_updates >= reset_update and (resets < 0).any():
-                carry = _restart_due(cfg, carry, resets, per_seed, frames, verbose)
+            if pending:
+                carry = _restart_due(cfg, carry, resets, window, stats, start, done_updates, reset_update, W, frames,
+                                     verbose)
             episodes += int(np.asarray(stats['ep_count']).sum())
             row = logger.row(frames, episodes, done_updates, metrics)
             row.update(ep_row)
@@ -332,19 +341,36 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
     notify(callbacks, 'on_end', out)
     return out
 
-def _restart_due(cfg, carry, resets, per_seed, frames, verbose):
-    """Restart the heads of the seeds that are due: past `reset_at` frames, and, when `cfg.reset_return` is set, with a
-    rolling training return at least that. Marks them in `resets` (in place)."""
-    due = resets < 0
+def _next_test(u: int, first: int, W: int | None):
+    """The update after `u` at which a chunk must end while a restart is pending: `first` (reset_at), and with
+    `W` (the return test's window) also `first - W` and every `first + j W`, so windows are whole and fixed."""
+    if W is None: return first if u < first else None
+    lo = max(first - W, 0)
+    return lo if u < lo else first if u < first else first + ((u - first) // W + 1) * W
+
+def _restart_due(cfg, carry, resets, window, stats, start, u, first, W, frames, verbose):
+    """Restart the heads of the seeds that are due, marking them in `resets` (in place): past `reset_at` frames
+    (update `first`), and, when `cfg.reset_return` is set, with a mean return at least that over the episodes that
+    ended in the last `W` updates, tested at updates `first + j W` only (`window` holds those sums, in place)."""
     if cfg.reset_return:
-        due &= np.array([m is not None and m >= cfg.reset_return for m in per_seed])
+        if start >= max(first - W, 0):   # the chunk lies inside a test window (chunks never cross one's edges)
+            window += np.stack([np.asarray(stats[k], float).reshape(-1) for k in ('ep_count', 'ep_return_sum')])
+        test = u >= first and (u - first) % W == 0
+        if test or u == max(first - W, 0):
+            count, total = window.copy(); window[:] = 0.
+        if not test: return carry
+        mean = np.where(count > 0, total / np.maximum(count, 1), -np.inf)
+        due = (resets < 0) & (mean >= cfg.reset_return)
+    else:
+        if u < first: return carry
+        due = resets < 0
     if not due.any(): return carry
     carry = reset_heads(carry, cfg.reset_heads, None if due.all() else due)
     resets[due] = frames
     if verbose:
         who = '' if due.all() else f" of seed{'s' if due.sum() > 1 else ''} {', '.join(map(str, np.flatnonzero(due)))}"
-        why = (f"rolling return {', '.join(f'{per_seed[k]:.2f}' for k in np.flatnonzero(due))} >= "
-               f"RunSettings.reset_return = {cfg.reset_return:g}, after reset_at" if cfg.reset_return
+        why = (f"mean return {', '.join(f'{mean[k]:.2f}' for k in np.flatnonzero(due))} over the last {W} updates "
+               f">= RunSettings.reset_return = {cfg.reset_return:g}, after reset_at" if cfg.reset_return
                else "RunSettings.reset_at")
         print(f"Reset the {', '.join(cfg.reset_heads)} head(s){who} to uniform at {frames:,} frames ({why}).",
               flush=True)

@@ -175,12 +175,13 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
     carry = trainer.init(cfg.seed)
     head_layers(carry.agent.params, cfg.reset_heads)        # a head the agent lacks is named before anything is written
-    frames = episodes = 0; elapsed = 0.; resets = None
+    frames = episodes = 0; elapsed = 0.; resets = window = None
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
         raw = read_checkpoint(ckpt)
         target = _payload(carry)   # with each seed's restart frame, in checkpoints written since 2026-12-01
         if 'resets' in raw: target['resets'] = np.zeros(cfg.n_seeds, np.int64)
+        if 'reset_window' in raw: target['reset_window'] = np.zeros((2, cfg.n_seeds))
         try: p = load_checkpoint(ckpt, target)
         except ValueError as e:
             # a fused checkpoint holds the envs' state too: when only that no longer fits (a newer version of the
@@ -192,7 +193,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
             if verbose: print(f"Note: {ckpt.name} holds environment states this version of {cfg.env} does not know "
                               "(the simulation changed since); resuming the agent with fresh episodes.", flush=True)
         carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
-        resets = p.get('resets')
+        resets, window = p.get('resets'), p.get('reset_window')
     elif src:   # the weights alone, so runs of older simulation versions still serve
         params = load_checkpoint_part(src, carry.agent.params, 'state', 'agent', 'params')
         carry = trainer.place(carry.replace(agent=carry.agent.replace(params=params)))
@@ -204,7 +205,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
               flush=True)
     info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
     return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload,
-                      info=info, resets=resets)
+                      info=info, resets=resets, reset_window=window)
 
 def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
