@@ -260,7 +260,7 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
                reset_window=None) -> dict:
     """Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss.
     `resets`: per seed, the frame at which its heads were restarted (-1: not yet), and `reset_window`, the episodes
-    and returns per seed counted towards the next test of `RunSettings.reset_return`, as the checkpoint recorded them."""
+    and returns per seed counted towards the next test of `RunSettings.reset_return`, as the checkpoint has them."""
     from pathlib import Path
     run_dir = Path(run_dir)
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed)
@@ -329,7 +329,7 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         path = save(carry)
         if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
         elif verbose and cfg.reset_return and reset_update is not None and done_updates >= reset_update:
-            if (resets < 0).any(): _not_restarted(cfg, resets, per_seed, run_dir)
+            if (resets < 0).any(): _not_restarted(cfg, resets, per_seed, W, run_dir)
     except KeyboardInterrupt:
         path = save(carry)
         if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
@@ -376,12 +376,13 @@ def _restart_due(cfg, carry, resets, window, stats, start, u, first, W, frames, 
               flush=True)
     return carry
 
-def _not_restarted(cfg, resets, per_seed, run_dir):
-    "Says which seeds' return never reached `reset_return`, and how to go on with them."
+def _not_restarted(cfg, resets, per_seed, W, run_dir):
+    "Says which seeds' return never reached `reset_return` at a test, and how to go on with them."
     late = np.flatnonzero(resets < 0)
     who = 'its' if len(resets) == 1 else f"seed{'s' if len(late) > 1 else ''} {', '.join(map(str, late))}:"
     rets = ', '.join('-' if per_seed[k] is None else f'{per_seed[k]:.2f}' for k in late)
-    print(f"Note: {who} rolling return ({rets}) has not reached RunSettings.reset_return = {cfg.reset_return:g}, so "
+    print(f"Note: {who} return (rolling now: {rets}) has not reached RunSettings.reset_return = {cfg.reset_return:g} "
+          f"at any test (every {W} updates from reset_at), so "
           f"the {', '.join(cfg.reset_heads)} head(s) were not restarted: this agent is learning late, or not at all. "
           f"Training longer restarts the head(s) once the return gets there: reaver train --run-id {run_dir.name} "
           f"--results-dir {run_dir.parent} --resume --steps {2 * cfg.total_steps}", flush=True)

@@ -179,7 +179,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
         raw = read_checkpoint(ckpt)
-        target = _payload(carry)   # with each seed's restart frame, in checkpoints written since 2026-12-01
+        target = _payload(carry)   # with the restart state (frames, test window) in checkpoints since 2026-12-01
         if 'resets' in raw: target['resets'] = np.zeros(cfg.n_seeds, np.int64)
         if 'reset_window' in raw: target['reset_window'] = np.zeros((2, cfg.n_seeds))
         try: p = load_checkpoint(ckpt, target)
