@@ -15,7 +15,7 @@ __all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBER_BYTES', 'export_run', 'UnsafeArchive', 
 # %% ../nbs/22_archive.ipynb #c004
 ARCHIVE_SUFFIX = '.reaver.tar.gz'
 # the kinds of file a run directory holds (anything else in an archive is refused)
-_ALLOWED = re.compile(r'^(config\.gin|train\.log|metrics\.jsonl|seeds\.jsonl|evaluation\.json|'
+_ALLOWED = re.compile(r'^(config\.gin|train\.log|metrics\.jsonl|environment\.jsonl|seeds\.jsonl|evaluation\.json|'
                       r'checkpoints/ckpt_\d+\.msgpack|videos/[\w.\-]+\.(gif|mp4)|plots/[\w.\-]+\.png|'
                       r'tb/events\.out\.tfevents\.[\w.\-]+)$')
 MAX_MEMBER_BYTES = 2 ** 31   # 2 GiB per file

@@ -5,7 +5,7 @@ Plays 100 episodes of a run's latest checkpoint (fused path, seed 0) and prints 
 how often its screen orders (`Move_screen`, `Attack_screen`, `Patrol_screen`, `Smart_screen`) are queued, how far clicks land from the beacon, and how many agent steps
 each beacon takes (scripted play, which walks straight to each beacon: 27.5 per episode, about 8.7 steps a beacon).
 
-    python tools/beacon_behaviour.py RUN_ID [--results-dir results] [--greedy] [--queued-now]
+    python tools/beacon_behaviour.py RUN_ID [--results-dir results] [--checkpoint FILE] [--greedy] [--queued-now]
 
 `--queued-now` plays the same weights with every order given now (`queued = 0`): the score the agent would reach
 without its queueing habit.
@@ -26,14 +26,16 @@ ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
 ap.add_argument('--greedy', action='store_true', help='the most likely action instead of a sample')
 ap.add_argument('--queued-now', action='store_true', help='give every order now (queued = 0)')
+ap.add_argument('--checkpoint', help="one of the run's checkpoint files (default: its latest)")
 args = ap.parse_args()
 run = Path(args.results_dir) / args.run_id
 if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
 parse_config([run / 'config.gin']); cfg = RunSettings()
 if cfg.env != 'jax:MoveToBeacon' or not cfg.fused:
     sys.exit(f"This diagnostic reads fused jax:MoveToBeacon runs; {args.run_id!r} trained {cfg.env!r}.")
-ckpt = latest_checkpoint(run / 'checkpoints')
+ckpt = Path(args.checkpoint) if args.checkpoint else latest_checkpoint(run / 'checkpoints')
 if ckpt is None: sys.exit(f"Run {args.run_id!r} has no checkpoint yet.")
+if not ckpt.is_file(): sys.exit(f"No checkpoint file {str(ckpt)!r}; the run's are in {run / 'checkpoints'}.")
 env = make_jax_env(cfg.env)
 agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
 # the weights alone (runs written by older simulation versions still load)

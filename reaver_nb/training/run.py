@@ -5,7 +5,7 @@ stopping cleanly on Ctrl-C or a NaN loss."""
 
 # %% ../../nbs/10_train.ipynb #c002
 from __future__ import annotations
-import contextlib, json, shutil, sys, time
+import contextlib, json, os, shutil, sys, time
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
@@ -21,7 +21,7 @@ from .config import RunSettings, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
-__all__ = ['Collector', 'check_run_dir', 'on_device', 'train', 'test', 'record_video']
+__all__ = ['Collector', 'check_run_dir', 'on_device', 'train', 'machine_record', 'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -161,11 +161,30 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     finally: venv.close()
 
 def _open_run_dir(run_dir, run_id, force):
-    "(Re)create the run directory and write the operative config, the record of every setting of the run."
+    """(Re)create the run directory and write the operative config, the record of every setting of the run; and add a
+    line to `environment.jsonl`, the record of what ran it (each start and resume: packages, machine, devices)."""
     if force and run_dir.exists(): shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(run_dir / 'config.gin', (f"# reaver_nb run {run_id}; written {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
                                           + gin.operative_config_str()).encode())
+    with open(run_dir / 'environment.jsonl', 'a') as f: f.write(json.dumps(machine_record()) + '\n')
+
+_PACKAGES = ('reaver_nb', 'jax', 'jaxlib', 'flax', 'optax', 'numpy', 'gymnasium', 'gin-config', 'pysc2', 'gymnax')
+
+def machine_record() -> dict:
+    """What a run ran on. Same seed, same config.gin and another jax or CPU can give another run: XLA's floating-point
+    results differ between versions and instruction sets, and the run's trajectory diverges from there."""
+    import importlib.metadata as md, platform
+    def version(name):
+        try: return md.version(name)
+        except md.PackageNotFoundError: return None
+    cpu = platform.processor() or None
+    try: cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), cpu)
+    except OSError: pass
+    return dict(time=time.strftime('%Y-%m-%d %H:%M:%S'), python=platform.python_version(),
+                platform=platform.platform(), cpu=cpu, cpu_count=os.cpu_count(),
+                devices=[f'{d.platform}:{d.device_kind}' for d in jax.devices()],
+                packages={n: v for n in _PACKAGES if (v := version(n))})
 
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info):
     "A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused)."
