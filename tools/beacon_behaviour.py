@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Diagnostic for issue 5: where does a trained jax:MoveToBeacon agent lose time?
 
-Plays 100 episodes of a run's latest checkpoint (fused path, seed 0) and prints how often each function is called,
+Plays 100 episodes of a run's latest checkpoint, or of `--checkpoint FILE` (fused path, seed 0), and prints how often each function is called,
 how often its screen orders (`Move_screen`, `Attack_screen`, `Patrol_screen`, `Smart_screen`) are queued, how far clicks land from the beacon, and how many agent steps
 each beacon takes (scripted play, which walks straight to each beacon: 27.5 per episode, about 8.7 steps a beacon).
 
