@@ -195,3 +195,22 @@ def test_multi_seed_init_never_meets_the_cpu_qr_deadlock():
     except subprocess.TimeoutExpired:
         pytest.fail('multi-seed initialisation hung for 240 s: the batched-QR deadlock is back (init under vmap?)')
     assert r.returncode == 0 and 'ok' in r.stdout, r.stderr[-3000:]
+
+def test_compiled_programs_are_kept_and_change_nothing(results, tmp_path):
+    "A run writes its compiled programs to the cache folder; the next run of the same config loads them, same numbers."
+    cache = tmp_path / 'programs'
+    env = {**os.environ, 'REAVER_NB_COMPILATION_CACHE': str(cache)}
+    env.pop('JAX_COMPILATION_CACHE_DIR', None)
+    args = ['--env', 'jax:MoveToBeacon', '--steps', 64, '--results-dir', results, *TINY]
+    r = reaver('train', *args, '--run-id', 'first', env=env)
+    assert r.returncode == 0, r.stderr
+    programs = sorted(p.name for p in cache.glob('*-cache'))
+    assert programs, f"nothing cached in {cache}"
+    r = reaver('train', *args, '--run-id', 'second', env=env)
+    assert r.returncode == 0, r.stderr
+    assert 'Error reading persistent compilation cache' not in r.stderr
+    assert sorted(p.name for p in cache.glob('*-cache')) == programs        # every program found, none compiled anew
+    strip = lambda run: [{k: v for k, v in row.items() if k not in ('time', 'fps')} for row in rows(results / run)]
+    assert strip('first') == strip('second')
+    r = reaver('train', *args, '--run-id', 'off', env={**env, 'REAVER_NB_COMPILATION_CACHE': 'off'})
+    assert r.returncode == 0 and sorted(p.name for p in cache.glob('*-cache')) == programs, r.stderr

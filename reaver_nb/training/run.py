@@ -21,7 +21,8 @@ from .config import RunSettings, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
-__all__ = ['Collector', 'check_run_dir', 'on_device', 'train', 'machine_record', 'test', 'record_video']
+__all__ = ['CACHE_ENV', 'Collector', 'check_run_dir', 'on_device', 'cache_folder', 'compilation_cache', 'train', 'machine_record',
+           'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -84,6 +85,40 @@ def on_device(device: str | None):
 def _payload(state, frames=0, episodes=0, elapsed=0.):
     return dict(state=state, frames=np.int64(frames), episodes=np.int64(episodes), time=np.float64(elapsed))
 
+# %% ../../nbs/10_train.ipynb #c007b
+CACHE_ENV = 'REAVER_NB_COMPILATION_CACHE'
+
+def _cpu_tag() -> str:
+    "Architecture and a digest of the CPU model and instruction-set flags: code compiled here runs on such CPUs."
+    import hashlib, platform
+    info = platform.processor()
+    try: info += ''.join(l for l in open('/proc/cpuinfo') if l.startswith(('model name', 'flags', 'Features')))[:4096]
+    except OSError: pass
+    return f"{platform.machine() or 'cpu'}-{hashlib.sha1(info.encode()).hexdigest()[:12]}"
+
+def cache_folder(setting: str | Path | None = None) -> Path | None:
+    """Where compiled programs are kept: `setting` (default `$REAVER_NB_COMPILATION_CACHE`) as a folder, None when it
+    says `off`, else `~/.cache/reaver_nb/jax/<cpu>` (under `$XDG_CACHE_HOME` when set)."""
+    s = str(os.environ.get(CACHE_ENV, '') if setting is None else setting).strip()
+    if s.lower() in ('off', '0', 'false', 'no', 'none'): return None
+    if s: return Path(s).expanduser()
+    return Path(os.environ.get('XDG_CACHE_HOME') or Path.home() / '.cache').expanduser() / 'reaver_nb' / 'jax' / _cpu_tag()
+
+def compilation_cache(setting: str | Path | None = None) -> str | None:
+    """Turn on XLA's persistent compilation cache in `cache_folder(setting)`, unless jax has a cache folder already
+    (`JAX_COMPILATION_CACHE_DIR`, `jax.config`), which is left alone. Returns the folder in use, or None."""
+    if jax.config.jax_compilation_cache_dir: return jax.config.jax_compilation_cache_dir
+    path = cache_folder(setting)
+    if path is None: return None
+    try: path.mkdir(parents=True, exist_ok=True)
+    except OSError: return None                  # a read-only home: compile every time, as without the cache
+    try:   # LRU eviction, and file locks around reads and writes (runs side by side share the folder); jax needs
+        import filelock   # noqa: F401    filelock for it, and refuses to start the cache without it
+        jax.config.update('jax_compilation_cache_max_size', 2 << 30)
+    except (ImportError, AttributeError): pass   # unbounded; a torn entry is recompiled (jax reads it with a warning)
+    jax.config.update('jax_compilation_cache_dir', str(path))
+    return str(path)
+
 # %% ../../nbs/10_train.ipynb #c009
 def train(env: str | None = None, agent: str | None = None, n_envs: int | None = None, steps: int | None = None,
           seed: int | None = None, run_id: str | None = None, resume: bool = False, force: bool = False,
@@ -91,6 +126,7 @@ def train(env: str | None = None, agent: str | None = None, n_envs: int | None =
           device: str | None = None, verbose: bool = True, callbacks=(), seeds: int | None = None) -> dict:
     """Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last
     row. `seeds` trains that many independent agents side by side (JAX-native envs only)."""
+    compilation_cache()
     with on_device(device):
         return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from, Path(results_dir),
                       list(gin_files), list(gin_params), verbose, list(callbacks), seeds)
@@ -280,6 +316,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
          results_dir: str | Path = 'results', n_envs: int | None = None, seed: int = 12345,
          device: str | None = None, verbose: bool = True) -> dict:
     "Evaluate a run's latest checkpoint over `episodes` episodes; writes and returns the evaluation."
+    compilation_cache()
     run_dir = Path(results_dir) / run_id
     if not (run_dir / 'config.gin').exists():
         raise FileNotFoundError(f"No run {run_id!r} in {results_dir} (no config.gin). Train it first, or check "
