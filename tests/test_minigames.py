@@ -1,5 +1,6 @@
 """JAX mini-games: each map's reward, respawn and end rules, the action mask, and the game's selection logic."""
 import jax, jax.numpy as jnp, numpy as np
+import functools
 import pytest
 from reaver_nb.envs import minigames as mg
 from reaver_nb.envs.minigames import (MoveToBeacon, CollectMineralShards, DefeatRoaches, GameState, make_units,
@@ -10,18 +11,23 @@ def state_of(units, step=0):
 
 def call(game, fn, **args): return mg._call(game, fn, **args)
 
+@functools.lru_cache(maxsize=None)
+def step(game):
+    "`game.step`, compiled once per game (called op by op, each step would recompile its loop of game loops)."
+    return jax.jit(game.step)
+
 def names(game, obs): return dict(zip(game.obs_spec.names, obs))
 
 def test_move_to_beacon_reward_and_respawn():
     g = MoveToBeacon()
     u = make_units([MARINE, BEACON], [[10., 12.], [10.5, 12.]], [True, True])
-    obs, s, r, term, trunc = g.step(jax.random.PRNGKey(0), state_of(u), call(g, 0))
+    obs, s, r, term, trunc = step(g)(jax.random.PRNGKey(0), state_of(u), call(g, 0))
     assert float(r) == 1.0 and not bool(term)
     marine, beacon = np.asarray(s.units.pos)
     assert np.linalg.norm(marine - beacon) >= 5.0                       # the beacon reappears >= 5 units away
     (x0, y0), (x1, y1) = g.playable
     assert x0 <= beacon[0] <= x1 and y0 <= beacon[1] <= y1
-    _, s, r, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 0))
+    _, s, r, _, _ = step(g)(jax.random.PRNGKey(1), s, call(g, 0))
     assert float(r) == 0.0                                               # a standing marine scores nothing more
 
 def test_move_to_beacon_start_and_time_limit():
@@ -31,7 +37,7 @@ def test_move_to_beacon_start_and_time_limit():
         marine, beacon = np.asarray(s.units.pos)
         assert np.linalg.norm(marine - beacon) >= 5.0 and not bool(s.units.selected[0])   # >= 5 away, unselected
     s = s.replace(step=jnp.int32(g.max_steps - 1))
-    _, _, _, term, trunc = g.step(jax.random.PRNGKey(0), s, call(g, 0))
+    _, _, _, term, trunc = step(g)(jax.random.PRNGKey(0), s, call(g, 0))
     assert g.max_steps == 240 and bool(term) and not bool(trunc)         # 120 s = 240 steps of 8 loops: LAST
 
 def test_move_to_beacon_follows_the_map_script():
@@ -46,16 +52,16 @@ def test_move_to_beacon_follows_the_map_script():
     # the Beacon Area (radius 1.25) counts the marine (radius 0.375) once they touch
     for d, want in ((1.6, 1.0), (1.65, 0.0)):
         u = make_units([MARINE, BEACON], [[8., 9.], [8. + d, 9.]], [True, True])
-        _, _, r, _, _ = g.step(jax.random.PRNGKey(0), state_of(u), call(g, 0))
+        _, _, r, _, _ = step(g)(jax.random.PRNGKey(0), state_of(u), call(g, 0))
         assert float(r) == want, d
 
 def test_orders_stop_at_the_playable_edge():
     g = MoveToBeacon()
     u = make_units([MARINE, BEACON], [[12., 9.], [3., 3.]], [True, True]).replace(selected=jnp.array([True, False]))
     corner = g.options.screen_size ** 2 - 1                                          # bottom-right pixel: off the map
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), state_of(u), call(g, 331, screen=corner))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), state_of(u), call(g, 331, screen=corner))
     assert np.allclose(np.asarray(s.units.goal[0]), [23., 17.])
-    for _ in range(40): _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 0))
+    for _ in range(40): _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 0))
     assert np.allclose(np.asarray(s.units.pos[0]), [23., 17.], atol=1e-4)
 
 def test_collect_mineral_shards_rules():
@@ -66,12 +72,12 @@ def test_collect_mineral_shards_rules():
     assert (pos[2:] >= [2, 2]).all() and (pos[2:] <= [22, 16]).all()          # the map's Mineral Area
     # a marine standing on a shard collects it (+1) and the shard disappears
     u = s.units.replace(pos=s.units.pos.at[0].set(s.units.pos[2]))
-    _, s2, r, _, _ = g.step(jax.random.PRNGKey(1), state_of(u), call(g, 0))
+    _, s2, r, _, _ = step(g)(jax.random.PRNGKey(1), state_of(u), call(g, 0))
     assert float(r) == 1.0 and not bool(s2.units.alive[2]) and int(s2.units.alive[2:].sum()) == N_SHARDS - 1
     # the last shard taken: all 20 respawn, at least 2 units from both marines
     alive = jnp.zeros(2 + N_SHARDS, bool).at[:3].set(True)
     u = s.units.replace(alive=alive, pos=s.units.pos.at[0].set(s.units.pos[2]))
-    _, s3, r, _, _ = g.step(jax.random.PRNGKey(2), state_of(u), call(g, 0))
+    _, s3, r, _, _ = step(g)(jax.random.PRNGKey(2), state_of(u), call(g, 0))
     assert float(r) == 1.0 and int(s3.units.alive[2:].sum()) == N_SHARDS
     pos = np.asarray(s3.units.pos)
     assert np.linalg.norm(pos[2:, None] - pos[None, :2], axis=-1).min() >= 2.0 - 1e-5
@@ -86,12 +92,12 @@ def test_defeat_roaches_rules():
     u1 = u.replace(hp=u.hp.at[MAX_MARINES].set(0.5), order=u.order.at[:9].set(mg.ATTACK_UNIT),
                    target=u.target.at[:9].set(MAX_MARINES),
                    pos=u.pos.at[:9].set(u.pos[MAX_MARINES] - jnp.array([3., 0.])))
-    _, s1, r, term, _ = g.step(jax.random.PRNGKey(1), state_of(u1), call(g, 0))
+    _, s1, r, term, _ = step(g)(jax.random.PRNGKey(1), state_of(u1), call(g, 0))
     assert float(r) >= 10.0 - 9 and not bool(s1.units.alive[MAX_MARINES])
     # the last roach dies: 4 new roaches, 5 fresh marines, everyone back in lines
     alive = u.alive.at[MAX_MARINES + 1:].set(False).at[5:9].set(False)  # 5 marines and 1 roach left
     u2 = u1.replace(alive=alive, hp=jnp.where(alive, u1.hp, -1e9))
-    _, s2, r, term, _ = g.step(jax.random.PRNGKey(2), state_of(u2), call(g, 0))
+    _, s2, r, term, _ = step(g)(jax.random.PRNGKey(2), state_of(u2), call(g, 0))
     assert int(s2.units.alive[MAX_MARINES:].sum()) == N_ROACHES and bool((s2.units.hp[MAX_MARINES:] == 145).all())
     assert int(s2.units.alive[:MAX_MARINES].sum()) == 5 + 5 and int(s2.extra) == 1 and not bool(term)
     mx = np.asarray(s2.units.pos)[:MAX_MARINES][np.asarray(s2.units.alive[:MAX_MARINES])][:, 0]
@@ -100,7 +106,7 @@ def test_defeat_roaches_rules():
     # the last marine dies: -1 and the episode ends
     alive = u.alive.at[1:MAX_MARINES].set(False)
     u3 = u.replace(alive=alive, hp=u.hp.at[0].set(1.), pos=u.pos.at[0].set(u.pos[MAX_MARINES] - jnp.array([2., 0.])))
-    _, s3, r, term, _ = g.step(jax.random.PRNGKey(3), state_of(u3), call(g, 0))
+    _, s3, r, term, _ = step(g)(jax.random.PRNGKey(3), state_of(u3), call(g, 0))
     assert float(r) == -1.0 and bool(term)
 
 def test_unavailable_functions_are_masked_and_ignored():
@@ -110,14 +116,14 @@ def test_unavailable_functions_are_masked_and_ignored():
     ids = [g.function_ids[i] for i in np.flatnonzero(np.asarray(avail))]
     assert ids == [0, 2, 3, 7]                       # nothing selected: no Move_screen / Attack_screen
     # the game would reject Move_screen now: the env ignores it (a no_op), the marine does not move
-    _, s2, _, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 331, screen=0))
+    _, s2, _, _, _ = step(g)(jax.random.PRNGKey(1), s, call(g, 331, screen=0))
     assert int(s2.units.order[0]) == IDLE and np.allclose(s2.units.pos, s.units.pos)
-    obs, s3, _, _, _ = g.step(jax.random.PRNGKey(1), s, call(g, 7))
+    obs, s3, _, _, _ = step(g)(jax.random.PRNGKey(1), s, call(g, 7))
     ids = [g.function_ids[i] for i in np.flatnonzero(np.asarray(names(g, obs)['available_actions']))]
     assert ids == [0, 2, 3, 7, 12, 331]
-    _, s4, _, _, _ = g.step(jax.random.PRNGKey(1), s3, call(g, 331, screen=0))
+    _, s4, _, _, _ = step(g)(jax.random.PRNGKey(1), s3, call(g, 331, screen=0))
     assert int(s4.units.order[0]) == MOVE
-    _, s5, _, _, _ = g.step(jax.random.PRNGKey(1), s3, call(g, 333, screen=0))
+    _, s5, _, _, _ = step(g)(jax.random.PRNGKey(1), s3, call(g, 333, screen=0))
     assert int(s5.units.order[0]) == IDLE           # Patrol_screen: not offered by default, so a no_op
     # functions='game': every function of the set that the game offers on these maps ...
     for fset in ('minigames', 'minigames_all'):       # (the set's building and training functions: never here)
@@ -125,10 +131,10 @@ def test_unavailable_functions_are_masked_and_ignored():
         obs, sg = gg.reset(jax.random.PRNGKey(0))
         ids = [gg.function_ids[i] for i in np.flatnonzero(np.asarray(names(gg, obs)['available_actions']))]
         assert ids == [0, 1, 2, 3, 4, 7]             # nothing selected: no unit commands
-        obs, sg, _, _, _ = gg.step(jax.random.PRNGKey(1), sg, call(gg, 7))
+        obs, sg, _, _, _ = step(gg)(jax.random.PRNGKey(1), sg, call(gg, 7))
         ids = [gg.function_ids[i] for i in np.flatnonzero(np.asarray(names(gg, obs)['available_actions']))]
         assert ids == [0, 1, 2, 3, 4, 7, 12, 13, 331, 332, 333, 334, 451, 452]
-    _, sg2, _, _, _ = gg.step(jax.random.PRNGKey(1), sg, call(gg, 333, screen=0))
+    _, sg2, _, _, _ = step(gg)(jax.random.PRNGKey(1), sg, call(gg, 333, screen=0))
     assert int(sg2.units.order[0]) == mg.PATROL
     with pytest.raises(ValueError, match="MiniGameSettings.functions"):
         MoveToBeacon(sim=mg.MiniGameOptions(functions='all'))
@@ -139,21 +145,21 @@ def test_minimap_orders_camera_and_control_groups():
                    [True, True] + [False] * N_SHARDS).replace(selected=jnp.array([True, False] + [False] * N_SHARDS))
     s = state_of(u)
     # Move_minimap to the minimap's corner pixel: the marine heads for the playable area's corner
-    _, s1, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 332, minimap=0))
+    _, s1, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 332, minimap=0))
     assert int(s1.units.order[0]) == MOVE and np.allclose(s1.units.goal[0], [1., 1.])
     # move_camera: the camera is locked by the maps, nothing changes
-    _, s2, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 1, minimap=0))
+    _, s2, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 1, minimap=0))
     assert np.allclose(s2.units.pos[:2], s.units.pos[:2]) and int(s2.units.order[0]) == IDLE
     # control groups: set 1 = marine 0; select marine 1 and set-and-steal into 2; recall 1 and 2
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=1, control_group_id=1))
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 7))
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=3, control_group_id=2))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=1, control_group_id=1))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 7))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=3, control_group_id=2))
     assert np.asarray(s.units.groups[:2, 1]).tolist() == [False, False]   # stolen from group 1
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=1))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=1))
     assert np.asarray(s.units.selected[:2]).tolist() == [True, True]      # empty group 1: selection kept
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=mg._pixel(s.units.pos[1], 16)))
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=2, control_group_id=2))
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=2))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=mg._pixel(s.units.pos[1], 16)))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=2, control_group_id=2))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=2))
     assert np.asarray(s.units.selected[:2]).tolist() == [True, True]
 
 def test_selection_follows_the_game():
@@ -164,17 +170,17 @@ def test_selection_follows_the_game():
     res = g.options.screen_size
     px = lambda p: mg._pixel(jnp.asarray(p), res)
     sel = lambda s: np.asarray(s.units.selected[:2]).tolist()
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([6., 12.])))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([6., 12.])))
     assert sel(s) == [True, False]
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=1, screen=px([18., 12.])))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=1, screen=px([18., 12.])))
     assert sel(s) == [True, True]                    # toggle adds
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([12., 20.])))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([12., 20.])))
     assert sel(s) == [True, True]                    # a click on empty ground keeps the selection
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=1, screen=px([18., 12.])))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=1, screen=px([18., 12.])))
     assert sel(s) == [True, False]                   # toggle removes
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 3, select_add=0, screen=px([13., 1.]), screen2=px([23., 20.])))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 3, select_add=0, screen=px([13., 1.]), screen2=px([23., 20.])))
     assert sel(s) == [False, True]                   # a box around the right marine
-    _, s, _, _, _ = g.step(jax.random.PRNGKey(0), s, call(g, 7, select_add=0))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 7, select_add=0))
     assert sel(s) == [True, True]                    # select_army
 
 def test_feature_layers_are_pysc2_values():

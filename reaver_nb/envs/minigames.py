@@ -606,15 +606,15 @@ def play(game: MiniGame, policy, key, n_episodes: int = 100):
 # %% ../../nbs/18_minigames.ipynb #c035
 def random_policy(game: MiniGame, queued: float | None = None):
     """Uniformly random play: a function among those the game offers now and uniformly random arguments, except
-    `queued` = 1 with probability `queued` when given (0: every order now, 1: every order queued). A
-    `policy(state, key)` for `play`."""
+    `queued` = 1 with probability `queued` when given (0: every order now, 1: every order queued; a traced number
+    too, so one program sweeps several). A `policy(state, key)` for `play`."""
     impl = jnp.asarray(game._impl)
     def policy(s, key):
         av = available(s.units)
         ok = jnp.where(impl >= 0, av[jnp.maximum(impl, 0)], False)
         ks = jax.random.split(key, len(game.act_spec))
         draw = lambda k, sp: (jax.random.choice(k, sp.n, p=ok / ok.sum()) if sp.name == 'function_id' else
-                              jax.random.bernoulli(k, float(queued)) if sp.name == 'queued' and queued is not None else
+                              jax.random.bernoulli(k, queued) if sp.name == 'queued' and queued is not None else
                               jax.random.randint(k, (), 0, sp.n))
         return tuple(draw(k, sp).astype(jnp.int32) for k, sp in zip(ks, game.act_spec))
     return policy
