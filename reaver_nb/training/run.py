@@ -88,13 +88,22 @@ def _payload(state, frames=0, episodes=0, elapsed=0.):
 # %% ../../nbs/10_train.ipynb #c007b
 CACHE_ENV = 'REAVER_NB_COMPILATION_CACHE'
 
+_ISA = {'sse4_1', 'sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'avx_vnni', 'amx_bf16', 'amx_int8', 'amx_tile', 'asimd',
+        'sve', 'sve2', 'bf16', 'i8mm'} | {f'avx512{x}' for x in ('f', 'dq', 'cd', 'bw', 'vl', 'ifma', 'vbmi', '_vbmi2',
+        '_vnni', '_bf16', '_fp16', '_bitalg', '_vpopcntdq', '_vp2intersect')}
+
+def _cpuinfo() -> dict:
+    "The first processor's fields in /proc/cpuinfo (model name, family, flags...); empty where there is none."
+    try: lines = open('/proc/cpuinfo').read().split('\n\n')[0].splitlines()
+    except OSError: return {}
+    return {k.strip(): v.strip() for k, _, v in (l.partition(':') for l in lines) if v}
+
 def _cpu_tag() -> str:
     "Architecture and a digest of the CPU model and instruction-set flags: code compiled here runs on such CPUs."
     import hashlib, platform
-    info = platform.processor()
-    try: info += ''.join(l for l in open('/proc/cpuinfo') if l.startswith(('model name', 'flags', 'Features')))[:4096]
-    except OSError: pass
-    return f"{platform.machine() or 'cpu'}-{hashlib.sha1(info.encode()).hexdigest()[:12]}"
+    info = _cpuinfo()
+    key = platform.processor() + ' '.join(info.get(k, '') for k in ('model name', 'cpu family', 'model', 'flags', 'Features'))
+    return f"{platform.machine() or 'cpu'}-{hashlib.sha1(key.encode()).hexdigest()[:12]}"
 
 def cache_folder(setting: str | Path | None = None) -> Path | None:
     """Where compiled programs are kept: `setting` (default `$REAVER_NB_COMPILATION_CACHE`) as a folder, None when it
@@ -209,16 +218,20 @@ _PACKAGES = ('reaver_nb', 'jax', 'jaxlib', 'flax', 'optax', 'numpy', 'gymnasium'
 
 def machine_record() -> dict:
     """What a run ran on. Same seed, same config.gin and another jax or CPU can give another run: XLA's floating-point
-    results differ between versions and instruction sets, and the run's trajectory diverges from there."""
+    results differ between versions and instruction sets, and the run's trajectory diverges from there: `cpu_model`
+    (family, model, stepping) and `cpu_isa` (the vector extensions XLA's CPU code may use) tell machines apart that
+    report the same `cpu` name."""
     import importlib.metadata as md, platform
     def version(name):
         try: return md.version(name)
         except md.PackageNotFoundError: return None
-    cpu = platform.processor() or None
-    try: cpu = next((l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')), cpu)
-    except OSError: pass
+    cpu, info = platform.processor() or None, _cpuinfo()
     return dict(time=time.strftime('%Y-%m-%d %H:%M:%S'), python=platform.python_version(),
-                platform=platform.platform(), cpu=cpu, cpu_count=os.cpu_count(),
+                platform=platform.platform(), cpu=info.get('model name', cpu),
+                cpu_model=' '.join(f"{k.split()[-1]} {info[k]}" for k in ('cpu family', 'model', 'stepping') if k in info)
+                          or None,
+                cpu_isa=sorted(f for f in (info.get('flags') or info.get('Features') or '').split() if f in _ISA),
+                cpu_count=os.cpu_count(),
                 devices=[f'{d.platform}:{d.device_kind}' for d in jax.devices()],
                 packages={n: v for n in _PACKAGES if (v := version(n))})
 
