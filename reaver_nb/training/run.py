@@ -124,7 +124,7 @@ def compilation_cache(setting: str | Path | None = None) -> str | None:
     try:   # LRU eviction, and file locks around reads and writes (runs side by side share the folder); jax needs
         import filelock   # noqa: F401    filelock for it, and refuses to start the cache without it
         jax.config.update('jax_compilation_cache_max_size', 2 << 30)
-    except (ImportError, AttributeError): pass   # unbounded; a torn entry is recompiled (jax reads it with a warning)
+    except (ImportError, AttributeError): pass   # a jax without the option: unbounded, unlocked, still correct
     jax.config.update('jax_compilation_cache_dir', str(path))
     return str(path)
 
