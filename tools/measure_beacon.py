@@ -102,7 +102,7 @@ try:
     # 3. one click on the beacon, then nothing: does the marine stop there (the simulation) or follow the beacon?
     one, first = [], []
     for _ in range(args.clicks):
-        (obs,) = env.reset(); score, clicked, steps = 0., False, 0
+        (obs,) = env.reset(); score, clicked, steps, hit = 0., False, 0, None
         while not obs.last():
             call = actions.FUNCTIONS.no_op()
             if not clicked and actions.FUNCTIONS.Move_screen.id not in obs.observation.available_actions:
@@ -111,8 +111,9 @@ try:
                 y, x = np.nonzero(np.asarray(obs.observation.feature_screen.player_relative) == NEUTRAL)
                 if len(x): call, clicked = actions.FUNCTIONS.Move_screen('now', [int(x.mean()), int(y.mean())]), True
             (obs,) = env.step([call]); score += obs.reward; steps += 1
-            if obs.reward > 0 and not first[len(one):]: first.append(steps)
+            if obs.reward > 0 and hit is None: hit = steps
         if clicked: one.append(score)
+        if hit is not None: first.append(hit)
     out['one_click'] = {'mean': float(np.mean(one)), 'max': float(max(one)), 'episodes': len(one),
                         'steps_to_first_reward': float(np.mean(first)) if first else None} if one else None
 finally: env.close()

@@ -225,9 +225,9 @@ def machine_record() -> dict:
     def version(name):
         try: return md.version(name)
         except md.PackageNotFoundError: return None
-    cpu, info = platform.processor() or None, _cpuinfo()
+    info = _cpuinfo()
     return dict(time=time.strftime('%Y-%m-%d %H:%M:%S'), python=platform.python_version(),
-                platform=platform.platform(), cpu=info.get('model name', cpu),
+                platform=platform.platform(), cpu=info.get('model name') or platform.processor() or None,
                 cpu_model=' '.join(f"{k.split()[-1]} {info[k]}" for k in ('cpu family', 'model', 'stepping') if k in info)
                           or None,
                 cpu_isa=sorted(f for f in (info.get('flags') or info.get('Features') or '').split() if f in _ISA),
