@@ -220,3 +220,17 @@ def test_patrol_fights_and_follow_keeps_close():
     assert int(u.order[0]) == mg.FOLLOW and gap <= mg.FOLLOW_GAP + 0.15
     u = mg.game_loop(u.replace(alive=u.alive.at[1].set(False)))
     assert int(u.order[0]) == IDLE
+
+@pytest.mark.parametrize('follows', [False, True])
+def test_one_click_on_the_beacon(follows):
+    "One Move_screen on the beacon, then no_op: one point (a move to the point), or the beacon followed on and on."
+    g = MoveToBeacon(sim=mg.MiniGameOptions(move_follows=follows))
+    u = make_units([MARINE, BEACON], [[4., 9.], [12., 9.]], [True, True]).replace(selected=jnp.array([True, False]))
+    s = state_of(u)
+    _, s, r, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 331, screen=mg._pixel(s.units.pos[1], 16)))
+    total = float(r)
+    for k in range(1, 60):
+        _, s, r, _, _ = step(g)(jax.random.PRNGKey(k), s, call(g, 0))
+        total += float(r)
+    assert total == 1.0 if not follows else total >= 4.0
+    assert int(s.units.order[0]) == (mg.FOLLOW if follows else IDLE)

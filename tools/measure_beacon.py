@@ -13,8 +13,8 @@
   beacon's pixels (16 × 16, `step_mul` 8) and then only calls `no_op`. The simulation scores 1: the marine walks to
   the clicked point, scores, and stands there while the beacon jumps. Above 1 would mean the game's Move on the
   beacon targets the beacon unit and the marine follows it to where it jumps, so that one good click keeps
-  scoring: credit a policy gradient finds far more easily than one point per click, and a candidate for why
-  Reaver's agents learn the real map in ~100k–560k frames where ours need 240k–520k (README, Results).
+  scoring; `MiniGameSettings.move_follows = True` simulates that. Scripted play scores 29.85 there, above every
+  published mean on the real map, and it did not make A2C or PPO learn faster (README, Results), so we expect 1.
 
     python tools/measure_beacon.py [--episodes 20] [--beacons 15] [--clicks 10]
     python tools/measure_beacon.py --mock      # pysc2's mock game: checks the script, measures nothing

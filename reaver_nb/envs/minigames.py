@@ -143,7 +143,10 @@ def game_loop(u: Units) -> Units:
     # movement: towards the goal (move / attack-move / patrol with nothing to fight) or the target (an enemy not yet
     # in range, a followed unit farther than FOLLOW_GAP)
     following = (u.order == FOLLOW) & tgt_ok
-    chasing = (tgt_ok & ~in_range & fights) | (following & (edge[rows, t] > FOLLOW_GAP))
+    # an own unit is followed FOLLOW_GAP behind; a neutral one (the beacon, a shard; MiniGameSettings.move_follows)
+    # is walked onto, centre to centre, and after again when it moves
+    gap = jnp.where(_k('owner', u.kind[t]) == NEUTRAL, -_k('radius', u.kind) - _k('radius', u.kind[t]), FOLLOW_GAP)
+    chasing = (tgt_ok & ~in_range & fights) | (following & (edge[rows, t] > gap + 1e-6))
     roaming = (u.order == ATTACK_MOVE) | (u.order == PATROL)
     moving = u.alive & ((u.order == MOVE) | (roaming & ~tgt_ok) | chasing)
     dest = jnp.where(chasing[:, None], u.pos[t], u.goal)
@@ -215,16 +218,21 @@ def _control_group(u, act, group):
     selected = jnp.where((act == 0) & members.any(), members, u.selected)
     return u.replace(groups=groups, selected=selected)
 
-def _command(u, queued, p, res, how):
+def _command(u, queued, p, res, how, follows: bool = False):
     """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
     'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
-    the screen resolution for finding the unit under p, None for a minimap point (which targets no unit)."""
+    the screen resolution for finding the unit under p, None for a minimap point (which targets no unit). With
+    `follows` (`MiniGameSettings.move_follows`) a move or a right click on a unit that is not an enemy targets that
+    unit: the selected units follow another own unit, and walk onto a neutral one (the beacon, a shard), going after
+    it again when it moves."""
     n = u.kind.shape[0]
     none = jnp.int32(-1)
     enemy = _under(u, p, res, ENEMY) if how in ('attack', 'smart') and res else none
-    friend = _under(u, p, res, SELF) if how == 'smart' and res else none
+    on_units = res and (how == 'smart' or (how == 'move' and follows))
+    friend = _under(u, p, res, SELF) if on_units else none
     friend = jnp.where(jnp.arange(n) == friend, none, friend)             # a unit does not follow itself
-    order = {'move': jnp.int32(MOVE), 'patrol': jnp.int32(PATROL),
+    if on_units and follows: friend = jnp.where(friend >= 0, friend, _under(u, p, res, NEUTRAL))
+    order = {'move': jnp.where(friend >= 0, FOLLOW, MOVE), 'patrol': jnp.int32(PATROL),
              'attack': jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE),
              'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(friend >= 0, FOLLOW, MOVE))}[how]
     order = jnp.broadcast_to(order, (n,))
@@ -304,6 +312,9 @@ class MiniGameOptions:
     order_queue: int = 1   # orders a unit holds queued behind its current one (the game: more; see the notebook)
     functions: str = 'core'   # 'core': the six functions the maps need (CORE), the rest of the set reported
                               # unavailable; 'game': every function of the set the game offers here (see the notebook)
+    move_follows: bool = False   # a Move_screen or Smart_screen click on a unit that is not an enemy targets it: the
+                              # marine follows it, onto the beacon and after it when it jumps (the game may; see the
+                              # notebook); False: a move to the point, as Move_screen is documented
 
 MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
 
@@ -325,6 +336,9 @@ class MiniGame:
         if self.sim_options.functions not in ('game', 'core'):
             raise ValueError(f"MiniGameSettings.functions must be 'game' (every function of the set the game offers "
                              f"here) or 'core' (only {CORE}), got {self.sim_options.functions!r}.")
+        if not isinstance(self.sim_options.move_follows, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.move_follows must be True or False, got "
+                             f"{self.sim_options.move_follows!r}.")
         self.options = o
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
@@ -385,6 +399,7 @@ class MiniGame:
         p = lambda n: screen_point(arg(n), res)
         m = lambda: minimap_point(arg('minimap'), self.options.minimap_size)
         q = lambda: arg('queued')
+        follows = bool(self.sim_options.move_follows)
         call = {0: lambda u: u,
                 1: lambda u: u,   # move_camera: the maps lock the camera (CameraLockInput), so it stays put
                 2: lambda u: _select_point(u, arg('select_point_act'), p('screen'), res),
@@ -393,11 +408,11 @@ class MiniGame:
                 7: lambda u: _select_army(u, arg('select_add')),
                 12: lambda u: _command(u, q(), p('screen'), res, 'attack'),
                 13: lambda u: _command(u, q(), m(), None, 'attack'),
-                331: lambda u: _command(u, q(), p('screen'), res, 'move'),
+                331: lambda u: _command(u, q(), p('screen'), res, 'move', follows),
                 332: lambda u: _command(u, q(), m(), None, 'move'),
                 333: lambda u: _command(u, q(), p('screen'), res, 'patrol'),
                 334: lambda u: _command(u, q(), m(), None, 'patrol'),
-                451: lambda u: _command(u, q(), p('screen'), res, 'smart'),
+                451: lambda u: _command(u, q(), p('screen'), res, 'smart', follows),
                 452: lambda u: _command(u, q(), m(), None, 'smart')}
         u = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in IMPLEMENTED], u)
         lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
