@@ -29,8 +29,8 @@ def _parser() -> argparse.ArgumentParser:
                    'jax:DefeatRoaches), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
                    "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
     t.add_argument('--agent', default=None, choices=['a2c', 'ppo'], help="learning algorithm (default: the env's "
-                   "config: ppo for jax:MoveToBeacon, a2c for StarCraft II maps and the other mini-games, ppo "
-                   "otherwise; on --resume: the run's)")
+                   "config: a2c for the mini-games, JAX-native or StarCraft II, ppo otherwise; on --resume: the "
+                   "run's)")
     t.add_argument('--n-envs', type=int, default=None, help='parallel envs (default: the env family config)')
     t.add_argument('--steps', type=int, default=None, help='total env steps (default: the env family config)')
     t.add_argument('--seed', type=int, default=None, help="PRNG seed for the agent and the envs (default: 0; on "

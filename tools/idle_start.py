@@ -6,9 +6,11 @@ bias for `no_op` raised so that `no_op` has probability P where the six function
 .functions = 'core'`) are available and the head's other outputs are equal (every other weight kept). Take RUN from a
 run of one update, so the weights are those of initialisation:
 
-    reaver train --agent a2c --steps 512 --run-id init_a2c
+    reaver train --agent a2c --steps 512 --run-id init_a2c --gin-param "make_model.spatial_init = 0.1"
     python tools/idle_start.py init_a2c idle90 [--p 0.9] [--results-dir results]
-    reaver train --agent a2c --steps 600000 --initialize-from idle90
+    reaver train --agent a2c --steps 600000 --initialize-from idle90 --gin-param "A2C.entropy_coef = 0.001"
+
+(the settings of 2026-12-02 before the default's screen head and entropy bonus changed)
 
 The hope was a partial collapse onto `no_op`, where each click walks to its end and gets clean credit. It did not
 hold (seed 0, 2026-12-02): the agent left `no_op` within ~40k frames for queueing a click every step and scored 2.02

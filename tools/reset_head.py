@@ -3,10 +3,14 @@
 
 Writes a new run directory NEW_RUN holding RUN's `config.gin` and its latest checkpoint with the output layer of head
 HEAD (`logits_<HEAD>` or `spatial_<HEAD>`, every seed) set to zero, so that head starts uniform again (for `queued`:
-P = 0.5). Train on from it with `reaver train --initialize-from NEW_RUN` (weights only; a fresh optimiser and counters):
+P = 0.5), or with `--scale S` multiplied by S. Train on from it with `reaver train --initialize-from NEW_RUN`
+(weights only; a fresh optimiser and counters):
 
-    python tools/reset_head.py RUN NEW_RUN [--head queued] [--results-dir results]
+    python tools/reset_head.py RUN NEW_RUN [--head queued] [--scale S] [--results-dir results]
     reaver train --initialize-from NEW_RUN --run-id NEW_RUN_trained --steps 200000
+
+`--head screen --scale 30` on a run of one update gives the screen head the size `make_model.spatial_init = 90`
+starts it with, on that run's other weights (README Results: the probes of seeds 0, 3 and 11).
 
 An agent trained without the restart queues every click (`queued` P = 1.000, a lock-in from early training); its
 weights with the `queued` head reset and 200k frames of the default PPO scored 27.33 +- 2.12 and queued nothing
@@ -21,6 +25,7 @@ from reaver_nb.training.fused import head_layers
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('new_run_id')
 ap.add_argument('--head', default='queued', help="the action head to reset (default: queued)")
+ap.add_argument('--scale', type=float, default=0.0, help="multiply the head's output layer by this (default: 0, reset)")
 ap.add_argument('--results-dir', default='results')
 args = ap.parse_args()
 src, dst = Path(args.results_dir) / args.run_id, Path(args.results_dir) / args.new_run_id
@@ -33,9 +38,10 @@ try: params = raw['state']['agent']['params']['params']
 except KeyError: sys.exit(f"{ckpt} is not a fused run's checkpoint (no state/agent/params).")
 try: layers = head_layers(params, [args.head])
 except ValueError as e: sys.exit(str(e).replace('RunSettings.reset_heads', '--head'))
-for layer in layers: params[layer] = {k: np.zeros_like(v) for k, v in params[layer].items()}
+for layer in layers: params[layer] = {k: np.asarray(v) * args.scale for k, v in params[layer].items()}
 dst.mkdir(parents=True)
 shutil.copy(src / 'config.gin', dst / 'config.gin')
 step = int(ckpt.name.split('_')[1].split('.')[0])
 path = save_checkpoint(dst / 'checkpoints', step, raw)
-print(f"{path}: {args.run_id}'s weights at {step:,} frames with head {args.head!r} reset to uniform.")
+print(f"{path}: {args.run_id}'s weights at {step:,} frames with head {args.head!r} " +
+      ("reset to uniform." if args.scale == 0 else f"scaled by {args.scale:g}."))

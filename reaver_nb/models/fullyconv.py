@@ -82,6 +82,9 @@ class FullyConv(nn.Module):
     conv: str = 'xla'       # 'xla' or 'im2col' (see Conv)
     value_through_trunk: bool = True   # False: the value head reads the shared layers, its loss does not train them
     separate_value: bool = False       # True: the value has its own layers (convs + fc), nothing shared with the policy
+    spatial_init: float = 0.1          # the spatial heads' 1x1 convolution starts with kernel variance 2 x this / fan-in
+                                       # (Reaver: 0.1); larger starts them peaked and their gradient into the shared
+                                       # layers strong (see below)
 
     @nn.compact
     def __call__(self, obs):
@@ -111,7 +114,8 @@ class FullyConv(nn.Module):
         dists = []
         for i, s in enumerate(self.act_spec):
             if s.spatial:
-                logits = Conv(1, 1, self.conv, _vs(0.1), name=f'spatial_{s.name}')(state).reshape(lead + (-1,))
+                head = Conv(1, 1, self.conv, _vs(self.spatial_init), name=f'spatial_{s.name}')
+                logits = head(state).reshape(lead + (-1,))
                 if logits.shape[-1] != s.n:
                     raise ValueError(f"Spatial argument {s.name!r} has {s.n} choices but the state grid has "
                                      f"{logits.shape[-1]} cells; screen, minimap and action resolutions must match.")

@@ -105,12 +105,12 @@ def update_obs_stats(stats: dict, obs: tuple, obs_spec: Spec) -> dict:
 def make_model(obs_spec: Spec, act_spec: Spec, hidden: Sequence[int] = (64, 64), activation: str = 'tanh',
                shared_torso: bool | None = None, normalize_obs: bool = False, fc_dim: int = 256,
                broadcast_non_spatial: bool = False, conv: str = 'xla', value_through_trunk: bool = True,
-               separate_value: bool = False) -> nn.Module:
+               separate_value: bool = False, spatial_init: float = 0.1) -> nn.Module:
     """The actor-critic for these Specs: FullyConv for StarCraft II feature layers (`fc_dim`,
-    `broadcast_non_spatial`, `conv`, `value_through_trunk`, `separate_value`), otherwise MLP/CNN torsos; image
-    observations default to a shared CNN torso."""
+    `broadcast_non_spatial`, `conv`, `value_through_trunk`, `separate_value`, `spatial_init`), otherwise MLP/CNN
+    torsos; image observations default to a shared CNN torso."""
     if is_feature_layer_spec(obs_spec):
         return FullyConv(obs_spec, act_spec, fc_dim, 10, broadcast_non_spatial, conv, value_through_trunk,
-                         separate_value)
+                         separate_value, spatial_init)
     if shared_torso is None: shared_torso = any(s.spatial for s in obs_spec)
     return ActorCritic(obs_spec, act_spec, tuple(hidden), activation, shared_torso, normalize_obs)

@@ -176,7 +176,7 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         raise ValueError(f"RunSettings.reset_return must be >= 0 (0: restart at reset_at), got {cfg.reset_return}.")
     if cfg.reset_heads and cfg.reset_at <= 0 and not cfg.reset_return:
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
-                         "per seed at which to reset them (e.g. 425000).")
+                         "per seed at which to reset them (e.g. 200000).")
     if cfg.reset_heads and cfg.reset_at > info['total_frames'] and verbose:
         print(f"Note: RunSettings.reset_at = {cfg.reset_at:,} is past this run's {info['total_frames']:,} frames, so "
               f"the {', '.join(cfg.reset_heads)} head(s) will not be reset; raise --steps past it, or lower reset_at.",
