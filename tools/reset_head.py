@@ -12,22 +12,38 @@ P = 0.5), or with `--scale S` multiplied by S. Train on from it with `reaver tra
 `--head screen --scale 30` on a run of one update gives the screen head the size `make_model.spatial_init = 90`
 starts it with, on that run's other weights (README Results: the probes of seeds 0, 3 and 11).
 
+`--no-op P` instead raises the function-id head's bias for `no_op`, every weight kept, so that `no_op` has probability
+P where the six functions of the map (`MiniGameSettings.functions = 'core'`) are available and the head's other outputs
+are equal: an agent that starts mostly idle, so that its rare clicks are carried out whole. From a run of one update
+at Reaver's head size (seed 0, 2026-12-02) it did not stay idle: A2C left `no_op` within ~40k frames for queueing a
+click every step and scored 2.02 +- 1.47 at 600k frames (README Results):
+
+    reaver train --agent a2c --steps 512 --run-id init_a2c --gin-param "make_model.spatial_init = 0.1"
+    python tools/reset_head.py init_a2c idle90 --no-op 0.9
+    reaver train --agent a2c --steps 600000 --initialize-from idle90 --gin-param "A2C.entropy_coef = 0.001"
+
 An agent trained without the restart queues every click (`queued` P = 1.000, a lock-in from early training); its
 weights with the `queued` head reset and 200k frames of the default PPO scored 27.33 +- 2.12 and queued nothing
 (README Results). The default now does this within the run (RunSettings.reset_heads / reset_at, Adam restarted too).
 """
-import argparse, shutil, sys
+import argparse, math, shutil, sys
 from pathlib import Path
 import numpy as np
 from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint, save_checkpoint
 from reaver_nb.training.fused import head_layers
+from reaver_nb.envs.minigames import CORE
+from reaver_nb.envs.sc2 import function_ids
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('new_run_id')
 ap.add_argument('--head', default='queued', help="the action head to reset (default: queued)")
 ap.add_argument('--scale', type=float, default=0.0, help="multiply the head's output layer by this (default: 0, reset)")
+ap.add_argument('--no-op', type=float, default=None, metavar='P',
+                help="instead: raise no_op's bias so that it has probability P among the six functions")
 ap.add_argument('--results-dir', default='results')
 args = ap.parse_args()
+if args.no_op is not None and not 0 < args.no_op < 1:
+    sys.exit(f"--no-op must lie strictly between 0 and 1, got {args.no_op}.")
 src, dst = Path(args.results_dir) / args.run_id, Path(args.results_dir) / args.new_run_id
 ckpt = latest_checkpoint(src / 'checkpoints')
 if not (src / 'config.gin').exists() or ckpt is None:
@@ -36,12 +52,20 @@ if dst.exists(): sys.exit(f"{dst} exists; choose another NEW_RUN or delete it.")
 raw = read_checkpoint(ckpt)
 try: params = raw['state']['agent']['params']['params']
 except KeyError: sys.exit(f"{ckpt} is not a fused run's checkpoint (no state/agent/params).")
-try: layers = head_layers(params, [args.head])
-except ValueError as e: sys.exit(str(e).replace('RunSettings.reset_heads', '--head'))
-for layer in layers: params[layer] = {k: np.asarray(v) * args.scale for k, v in params[layer].items()}
+if args.no_op is not None:
+    fset = next((l.split('=')[1].strip().strip("'\"") for l in (src / 'config.gin').read_text().splitlines()
+                 if l.startswith('SC2Settings.functions')), 'minigames')
+    bias = np.array(params['logits_function_id']['bias'])
+    bias[..., list(function_ids(fset)).index(0)] += math.log(args.no_op / (1 - args.no_op) * (len(CORE) - 1))
+    params['logits_function_id']['bias'] = bias
+else:
+    try: layers = head_layers(params, [args.head])
+    except ValueError as e: sys.exit(str(e).replace('RunSettings.reset_heads', '--head'))
+    for layer in layers: params[layer] = {k: np.asarray(v) * args.scale for k, v in params[layer].items()}
 dst.mkdir(parents=True)
 shutil.copy(src / 'config.gin', dst / 'config.gin')
 step = int(ckpt.name.split('_')[1].split('.')[0])
 path = save_checkpoint(dst / 'checkpoints', step, raw)
-print(f"{path}: {args.run_id}'s weights at {step:,} frames with head {args.head!r} " +
-      ("reset to uniform." if args.scale == 0 else f"scaled by {args.scale:g}."))
+print(f"{path}: {args.run_id}'s weights at {step:,} frames with " +
+      (f"no_op at probability {args.no_op} among the six functions." if args.no_op is not None else
+       f"head {args.head!r} " + ("reset to uniform." if args.scale == 0 else f"scaled by {args.scale:g}.")))
