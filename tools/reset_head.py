@@ -32,7 +32,8 @@ import numpy as np
 from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint, save_checkpoint
 from reaver_nb.training.fused import head_layers
 from reaver_nb.envs.minigames import CORE
-from reaver_nb.envs.sc2 import function_ids
+from reaver_nb.envs.jax_envs import make_jax_env
+from reaver_nb.training.config import parse_config, RunSettings
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('new_run_id')
@@ -53,10 +54,10 @@ raw = read_checkpoint(ckpt)
 try: params = raw['state']['agent']['params']['params']
 except KeyError: sys.exit(f"{ckpt} is not a fused run's checkpoint (no state/agent/params).")
 if args.no_op is not None:
-    fset = next((l.split('=')[1].strip().strip("'\"") for l in (src / 'config.gin').read_text().splitlines()
-                 if l.startswith('SC2Settings.functions')), 'minigames')
+    parse_config([src / 'config.gin'])                     # the run's function set decides where no_op sits
+    slot = list(make_jax_env(RunSettings().env).function_ids).index(0)
     bias = np.array(params['logits_function_id']['bias'])
-    bias[..., list(function_ids(fset)).index(0)] += math.log(args.no_op / (1 - args.no_op) * (len(CORE) - 1))
+    bias[..., slot] += math.log(args.no_op / (1 - args.no_op) * (len(CORE) - 1))
     params['logits_function_id']['bias'] = bias
 else:
     try: layers = head_layers(params, [args.head])

@@ -229,14 +229,15 @@ def _command(u, queued, p, res, how, follows: bool = False):
     none = jnp.int32(-1)
     enemy = _under(u, p, res, ENEMY) if how in ('attack', 'smart') and res else none
     on_units = res and (how == 'smart' or (how == 'move' and follows))
-    friend = _under(u, p, res, SELF) if on_units else none
-    friend = jnp.where(jnp.arange(n) == friend, none, friend)             # a unit does not follow itself
-    if on_units and follows: friend = jnp.where(friend >= 0, friend, _under(u, p, res, NEUTRAL))
-    order = {'move': jnp.where(friend >= 0, FOLLOW, MOVE), 'patrol': jnp.int32(PATROL),
+    followed = _under(u, p, res, SELF) if on_units else none              # another own unit ...
+    followed = jnp.where(jnp.arange(n) == followed, none, followed)       # (a unit does not follow itself)
+    if on_units and follows:                                              # ... or, with follows, a neutral one
+        followed = jnp.where(followed >= 0, followed, _under(u, p, res, NEUTRAL))
+    order = {'move': jnp.where(followed >= 0, FOLLOW, MOVE), 'patrol': jnp.int32(PATROL),
              'attack': jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE),
-             'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(friend >= 0, FOLLOW, MOVE))}[how]
+             'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(followed >= 0, FOLLOW, MOVE))}[how]
     order = jnp.broadcast_to(order, (n,))
-    target = jnp.broadcast_to(jnp.where(enemy >= 0, enemy, friend), (n,))   # the unit attacked or followed, or -1
+    target = jnp.broadcast_to(jnp.where(enemy >= 0, enemy, followed), (n,))   # the unit attacked or followed, or -1
     sel = u.selected & u.alive
     to_queue = sel & (queued == 1) & (u.order != IDLE)
     now = sel & ~to_queue
@@ -399,7 +400,7 @@ class MiniGame:
         p = lambda n: screen_point(arg(n), res)
         m = lambda: minimap_point(arg('minimap'), self.options.minimap_size)
         q = lambda: arg('queued')
-        follows = bool(self.sim_options.move_follows)
+        follows = self.sim_options.move_follows
         call = {0: lambda u: u,
                 1: lambda u: u,   # move_camera: the maps lock the camera (CameraLockInput), so it stays put
                 2: lambda u: _select_point(u, arg('select_point_act'), p('screen'), res),
