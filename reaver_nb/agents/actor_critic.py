@@ -7,6 +7,7 @@ defaults follow Reaver's published configs."""
 from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple, Any
 import gin
 import jax, jax.numpy as jnp
@@ -35,6 +36,8 @@ class A2C:
     value_coef: float = 0.5
     entropy_coef: float = 0.01
     head_entropy: tuple = ()        # (action head, coefficient) pairs replacing entropy_coef for those heads
+    entropy_decay_frames: int = 0   # frames over which every entropy bonus falls linearly to entropy_final_frac
+    entropy_final_frac: float = 0.1 # ...of itself, and stays there (an optax linear schedule); 0 frames: constant
     max_grad_norm: float = 1.0      # global-norm clipping; 0 turns it off
     clip_rewards: float = 0.0       # clip rewards to [-c, c]; 0 turns it off
     normalize_advantages: bool = True
@@ -120,6 +123,14 @@ class ActorCriticAgent:
             raise ValueError(f"head_entropy names {sorted(set(heads) - set(act_spec.names))}, which this env's actions "
                              f"lack; its heads are {list(act_spec.names)}.")
         self.entropy_scales = tuple(float(heads.get(n, hp.entropy_coef)) for n in act_spec.names)
+        if hp.entropy_decay_frames < 0 or not 0 <= hp.entropy_final_frac:
+            raise ValueError(f"entropy_decay_frames={hp.entropy_decay_frames} and entropy_final_frac="
+                             f"{hp.entropy_final_frac} must be >= 0 (frames of the decay, and the fraction of the "
+                             "entropy bonus left after it), e.g. PPO.entropy_decay_frames = 150000.")
+        # the bonus's multiplier at an update: 1 at the start, entropy_final_frac after entropy_decay_frames frames
+        self.entropy_decay = (optax.linear_schedule(1., hp.entropy_final_frac,
+                                                    max(1, round(hp.entropy_decay_frames / self.batch_size)))
+                              if hp.entropy_decay_frames else (lambda update: 1.))
         self.tx = make_optimizer(hp, total_updates, self.n_minibatches)
         self.traces = Counter()
         self.init = jax.jit(self._init)     # one compilation instead of one per initializer
@@ -167,13 +178,13 @@ class ActorCriticAgent:
         std = jnp.sqrt(m2 / tot + 1e-8)
         return rewards / std, state.replace(ret_acc=ret_acc, ret_stats=(tot, mean, m2))
 
-    def _loss(self, params, b):
+    def _loss(self, params, b, entropy_mult=1.):
         hp = self.hp
         dists, v = self.model.apply(params, b['obs'])
         logp = self.policy.log_prob(dists, b['actions'])
         entropy = self.policy.entropy(dists, b['actions']).mean()
-        bonus = (hp.entropy_coef * entropy if not hp.head_entropy else
-                 self.policy.entropy(dists, b['actions'], self.entropy_scales).mean())
+        bonus = entropy_mult * (hp.entropy_coef * entropy if not hp.head_entropy else
+                                self.policy.entropy(dists, b['actions'], self.entropy_scales).mean())
         adv, ret = b['adv'], b['ret']
         log_ratio = logp - b['logp']
         ratio = jnp.exp(log_ratio)
@@ -209,7 +220,7 @@ class ActorCriticAgent:
         if hp.normalize_advantages: batch['adv'] = (batch['adv'] - batch['adv'].mean()) / (batch['adv'].std() + 1e-8)
         ev = 1 - jnp.var(batch['ret'] - batch['values']) / (jnp.var(batch['ret']) + 1e-8)
 
-        grad_fn = jax.value_and_grad(self._loss, has_aux=True)
+        grad_fn = jax.value_and_grad(partial(self._loss, entropy_mult=self.entropy_decay(state.update)), has_aux=True)
         def sgd_step(carry, mb):
             params, opt_state = carry
             (loss, aux), grads = grad_fn(params, mb)
