@@ -27,6 +27,7 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
                            ("MiniGameSettings.move_follows = 'yes'", 'MiniGameSettings.move_follows'),
                            ("A2C.head_entropy = (('queud', 0.05),)", "['queud']"),   # A2C: the default's agent
                            ("A2C.head_entropy = ('queued', 0.05)", 'pairs'),
+                           ('A2C.entropy_decay_frames = -5', 'entropy_decay_frames=-5'),
                            ('RunSettings.reset_return = -1.0', 'RunSettings.reset_return'),
                            ('RunSettings.reset_at = 0\nRunSettings.reset_return = 0.0', 'RunSettings.reset_at')):
         # (the default restarts queued: at reset_at frames, once the return reaches reset_return)

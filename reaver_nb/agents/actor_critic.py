@@ -126,7 +126,7 @@ class ActorCriticAgent:
         if hp.entropy_decay_frames < 0 or not 0 <= hp.entropy_final_frac:
             raise ValueError(f"entropy_decay_frames={hp.entropy_decay_frames} and entropy_final_frac="
                              f"{hp.entropy_final_frac} must be >= 0 (frames of the decay, and the fraction of the "
-                             "entropy bonus left after it), e.g. PPO.entropy_decay_frames = 150000.")
+                             f"entropy bonus left after it), e.g. {type(hp).__name__}.entropy_decay_frames = 120000.")
         # the bonus's multiplier at an update: 1 at the start, entropy_final_frac after entropy_decay_frames frames
         self.entropy_decay = (optax.linear_schedule(1., hp.entropy_final_frac,
                                                     max(1, round(hp.entropy_decay_frames / self.batch_size)))
