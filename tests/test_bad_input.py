@@ -29,6 +29,8 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
                            ("A2C.head_entropy = ('queued', 0.05)", 'pairs'),
                            ('A2C.entropy_decay_frames = -5', 'entropy_decay_frames=-5'),
                            ('RunSettings.reset_return = -1.0', 'RunSettings.reset_return'),
+                           ('RunSettings.reset_every = -2', 'RunSettings.reset_every'),
+                           ("RunSettings.reset_at = {'ppo': 100000}", "no value for agent 'a2c'"),
                            ('RunSettings.reset_at = 0\nRunSettings.reset_return = 0.0', 'RunSettings.reset_at')):
         # (the default restarts queued: at reset_at frames, once the return reaches reset_return)
         r = reaver('train', *[a for b in binding.split('\n') for a in ('--gin-param', b)], '--results-dir', results)

@@ -41,8 +41,18 @@ class RunSettings:
     n_seeds: int = 1               # JAX-native envs: independent agents trained side by side in one program
     fused: bool = True             # JAX-native envs: the fused path (False: the host path, as for any other env)
     reset_heads: tuple = ()        # fused path: action heads restarted uniform once, at reset_at (e.g. ('queued',))
-    reset_at: int = 0              # ...after this many frames per seed (Nikishin et al. 2022's last-layer reset)...
-    reset_return: float = 0.       # ...and, when > 0, once the seed's mean return over log_every updates reaches it
+    reset_at: int | dict = 0       # ...after this many frames per seed (Nikishin et al. 2022's last-layer reset)...
+    reset_return: float | dict = 0.  # ...and, when > 0, once the seed's mean return over a test window reaches it,
+    reset_every: int | dict = 0    # ...tested every this many updates from reset_at, over their episodes (0: log_every)
+
+    def __post_init__(self):   # these may differ by agent, as dicts {agent: value}; a run sees its agent's value
+        for name, kind in (('reset_at', int), ('reset_return', float), ('reset_every', int)):
+            v = getattr(self, name)
+            if not isinstance(v, dict): continue
+            if self.agent not in v:
+                raise ValueError(f"RunSettings.{name} = {v} has no value for agent {self.agent!r}: add one to the "
+                                 f"dict, or bind one number for every agent (--gin-param \"RunSettings.{name} = ...\").")
+            object.__setattr__(self, name, kind(v[self.agent]))
 
 def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"

@@ -275,7 +275,7 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
                          else -1, np.int64)
     resets = np.asarray(resets, np.int64).copy()
     # the return test runs at fixed updates, so a seed restarts at the same frame on any machine (log rows do not)
-    W = max(1, cfg.log_every)
+    W = max(1, cfg.reset_every or cfg.log_every)
     window = np.zeros((2, K)) if reset_window is None else np.asarray(reset_window, float).reshape(2, K).copy()
     def save(c):
         p = dict(payload(c, frames, episodes, logger.elapsed), resets=resets.copy(), reset_window=window.copy())

@@ -174,6 +174,8 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                          "envs with RunSettings.fused = True); for this run add --gin-param \"RunSettings.reset_heads = ()\".")
     if cfg.reset_return < 0:
         raise ValueError(f"RunSettings.reset_return must be >= 0 (0: restart at reset_at), got {cfg.reset_return}.")
+    if cfg.reset_every < 0:
+        raise ValueError(f"RunSettings.reset_every must be >= 0 (0: every log_every updates), got {cfg.reset_every}.")
     if cfg.reset_heads and cfg.reset_at <= 0 and not cfg.reset_return:
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
                          "per seed at which to reset them (e.g. 200000).")
