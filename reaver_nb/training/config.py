@@ -47,12 +47,16 @@ class RunSettings:
 
     def __post_init__(self):   # these may differ by agent, as dicts {agent: value}; a run sees its agent's value
         for name, kind in (('reset_at', int), ('reset_return', float), ('reset_every', int)):
-            v = getattr(self, name)
-            if not isinstance(v, dict): continue
-            if self.agent not in v:
-                raise ValueError(f"RunSettings.{name} = {v} has no value for agent {self.agent!r}: add one to the "
-                                 f"dict, or bind one number for every agent (--gin-param \"RunSettings.{name} = ...\").")
-            object.__setattr__(self, name, kind(v[self.agent]))
+            v = x = getattr(self, name)
+            if isinstance(v, dict):
+                if self.agent not in v:
+                    raise ValueError(f"RunSettings.{name} = {v} has no value for agent {self.agent!r}: add one to the "
+                                     f"dict, or bind one number for every agent (--gin-param \"RunSettings.{name} = ...\").")
+                x = v[self.agent]
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise ValueError(f"RunSettings.{name} = {v!r}: give a number, or a dict of numbers by agent "
+                                 f"(e.g. {{'a2c': 350000, 'ppo': 100000}}).")
+            object.__setattr__(self, name, kind(x))
 
 def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"
