@@ -123,16 +123,21 @@ def test_reset_return_restarts_at_the_same_frame_whatever_the_log_rows(results):
     r = reaver('train', *game, '--steps', 512, '--run-id', 'rows4')
     assert r.returncode == 0, r.stderr
     assert 'of seed 1 to uniform at 192 frames (mean return 1.00 over the last 4 updates' in r.stdout, r.stdout
+    # RunSettings.reset_every, when set, is the test's step whatever log_every is: the same restart, the same run
+    every = ['--gin-param', 'RunSettings.log_every = 20', '--gin-param', 'RunSettings.reset_every = 4']
+    r = reaver('train', *game, *every, '--steps', 512, '--run-id', 'every4')
+    assert r.returncode == 0, r.stderr
+    assert 'of seed 1 to uniform at 192 frames (mean return 1.00 over the last 4 updates' in r.stdout, r.stdout
     one = ['--gin-param', 'RunSettings.log_seconds = 1e-6']          # a row (a chunk) per update
     r = reaver('train', *game, *one, '--steps', 160, '--run-id', 'rows1')   # stops inside the window 192 closes
     assert r.returncode == 0 and 'Reset the' not in r.stdout, r.stderr
     r = reaver('train', '--run-id', 'rows1', '--resume', '--steps', 512, '--results-dir', results, *one)
     assert r.returncode == 0, r.stderr
     assert 'of seed 1 to uniform at 192 frames' in r.stdout, r.stdout
-    a, b = (read_checkpoint(latest_checkpoint(results / run / 'checkpoints')) for run in ('rows4', 'rows1'))
-    assert np.asarray(a['resets']).tolist() == np.asarray(b['resets']).tolist() == [-1, 192]
+    a, b, c = (read_checkpoint(latest_checkpoint(results / run / 'checkpoints')) for run in ('rows4', 'rows1', 'every4'))
+    assert [np.asarray(x['resets']).tolist() for x in (a, b, c)] == [[-1, 192]] * 3
     leaves = lambda t: jax.tree.leaves(t['state']['agent']['params'])
-    assert all(np.array_equal(x, y) for x, y in zip(leaves(a), leaves(b)))
+    assert all(np.array_equal(x, y) and np.array_equal(x, z) for x, y, z in zip(leaves(a), leaves(b), leaves(c)))
 
 def test_gymnax_cartpole_through_the_same_trainer(results):
     r = reaver('train', '--env', 'gymnax:CartPole-v1', '--steps', 4096, '--n-envs', 8, '--run-id', 'cp',
