@@ -5,12 +5,15 @@ agents; importing someone else's archive never unpickles or executes anything fr
 
 # %% ../nbs/22_archive.ipynb #c002
 from __future__ import annotations
-import hashlib, io, json, os, re, shutil, tarfile, tempfile, time
+import hashlib, json, os, re, shutil, tarfile, tempfile, time, urllib.parse, urllib.request
 from pathlib import Path, PurePosixPath
-from .training.checkpoint import latest_checkpoint
+from .training.checkpoint import latest_checkpoint, read_checkpoint
+from .training.config import ConfigError, read_config
+from .training.run import check_results_dir, check_run_id
 
 # %% auto #0
-__all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBER_BYTES', 'export_run', 'UnsafeArchive', 'import_run']
+__all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBERS', 'MAX_MEMBER_BYTES', 'MAX_TOTAL_BYTES', 'MAX_MANIFEST_BYTES', 'export_run',
+           'UnsafeArchive', 'unpack_checked', 'import_run', 'fetch_archive']
 
 # %% ../nbs/22_archive.ipynb #c004
 ARCHIVE_SUFFIX = '.reaver.tar.gz'
@@ -18,9 +21,19 @@ ARCHIVE_SUFFIX = '.reaver.tar.gz'
 _ALLOWED = re.compile(r'^(config\.gin|train\.log|metrics\.jsonl|environment\.jsonl|seeds\.jsonl|evaluation\.json|'
                       r'checkpoints/ckpt_\d+\.msgpack|videos/[\w.\-]+\.(gif|mp4)|plots/[\w.\-]+\.png|'
                       r'tb/events\.out\.tfevents\.[\w.\-]+)$')
-MAX_MEMBER_BYTES = 2 ** 31   # 2 GiB per file
+# what an import accepts (a run directory holds tens of files of a few MB; raise these for a run that needs more)
+MAX_MEMBERS = 1000
+MAX_MEMBER_BYTES = 256 << 20       # per file
+MAX_TOTAL_BYTES = 1 << 30          # all files together
+MAX_MANIFEST_BYTES = 1 << 20
 
 def _sha256(data: bytes) -> str: return hashlib.sha256(data).hexdigest()
+
+def _file_sha256(path: Path) -> tuple[int, str]:
+    h, n = hashlib.sha256(), 0
+    with open(path, 'rb') as f:
+        while chunk := f.read(1 << 20): h.update(chunk); n += len(chunk)
+    return n, h.hexdigest()
 
 def _run_files(run_dir: Path, all_checkpoints: bool) -> list[str]:
     "Relative paths of what the archive carries: everything `_ALLOWED`, and only the latest checkpoint by default."
@@ -44,99 +57,186 @@ def export_run(run, results_dir: str | Path = 'results', out: str | Path | None 
     if latest_checkpoint(run_dir / 'checkpoints') is None:
         raise FileNotFoundError(f"Run {run_dir.name!r} has no checkpoint yet: train it (or let it save one) first.")
     files = _run_files(run_dir, all_checkpoints)
-    name = run_dir.name
+    name = check_run_id(run_dir.name, 'The run folder name')
     out = Path(out) if out else Path(f'{name}{ARCHIVE_SUFFIX}')
-    manifest = dict(format='reaver_nb run archive', version=1, run_id=name, created=time.strftime('%Y-%m-%d %H:%M:%S'),
-                    files={})
+    # the manifest leads the archive, so that an import checks each member against it as the member streams in
+    listed = {rel: _file_sha256(run_dir / rel) for rel in files}
+    big = [f"{rel} ({n:,} bytes)" for rel, (n, _) in listed.items() if n > MAX_MEMBER_BYTES]
+    if big or sum(n for n, _ in listed.values()) > MAX_TOTAL_BYTES:
+        raise ValueError(f"Run {name!r} is too large to share ({', '.join(big) or 'over the total'}; an import takes at "
+                         f"most {MAX_MEMBER_BYTES:,} bytes a file and {MAX_TOTAL_BYTES:,} in all); export without "
+                         "--all-checkpoints, or delete old videos.")
+    manifest = dict(format='reaver_nb run archive', version=2, run_id=name, created=time.strftime('%Y-%m-%d %H:%M:%S'),
+                    files={rel: dict(bytes=n, sha256=h) for rel, (n, h) in listed.items()})
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f'.{out.name}.', suffix='.tmp')
     os.close(fd)
     try:
         with tarfile.open(tmp, 'w:gz') as tar:
+            _add(tar, f'{name}/MANIFEST.json', json.dumps(manifest, indent=1).encode())
             for rel in files:
                 data = (run_dir / rel).read_bytes()
-                manifest['files'][rel] = dict(bytes=len(data), sha256=_sha256(data))
+                if _sha256(data) != manifest['files'][rel]['sha256']:
+                    raise ValueError(f"{run_dir / rel} changed while it was exported; stop the run (or wait for it to "
+                                     "end) and export again.")
                 _add(tar, f'{name}/{rel}', data)
-            _add(tar, f'{name}/MANIFEST.json', json.dumps(manifest, indent=1).encode())
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise
     return out
 
 def _add(tar, arcname, data: bytes):
+    import io
     info = tarfile.TarInfo(arcname); info.size = len(data); info.mode = 0o644; info.mtime = int(time.time())
     tar.addfile(info, io.BytesIO(data))
 
 # %% ../nbs/22_archive.ipynb #c008
 class UnsafeArchive(ValueError):
-    "An archive member that is not what a run directory holds (refused before anything is written)."
+    "An archive that is not what `reaver export` makes (refused before anything lands in the results directory)."
 
-_GIN_CODE = re.compile(r'^\s*(import|from|include)\b', re.M)
+def _member(m: tarfile.TarInfo) -> tuple[str, str]:
+    "The run folder and the path inside it of an archive member, or `UnsafeArchive`."
+    name = m.name
+    p = PurePosixPath(name)
+    if not name or p.is_absolute() or name.startswith(('/', '\\')) or '..' in p.parts or '\\' in name \
+            or '\x00' in name or ':' in p.parts[0] or len(p.parts) > 8:
+        raise UnsafeArchive(f"Member {name!r} would land outside the run folder; refusing the archive.")
+    if not (m.isreg() or m.isdir()) or m.issparse():
+        raise UnsafeArchive(f"Member {name!r} is a link or special file; run archives hold only regular files.")
+    if not re.fullmatch(r'[\w.\-]{1,200}', p.parts[0], re.ASCII) or set(p.parts[0]) == {'.'}:
+        raise UnsafeArchive(f"Run folder name {p.parts[0]!r} is not a plain name.")
+    return p.parts[0], PurePosixPath(*p.parts[1:]).as_posix() if len(p.parts) > 1 else ''
 
-def _check_members(tar: tarfile.TarFile) -> tuple[str, dict]:
-    "The run id and {relative path: bytes} of a valid archive; raises `UnsafeArchive` naming the first bad member."
-    members = tar.getmembers()
-    if not members: raise UnsafeArchive("The archive is empty.")
-    tops = set()
-    for m in members:
-        p = PurePosixPath(m.name)
-        if p.is_absolute() or '..' in p.parts or m.name.startswith(('/', '\\')) or ':' in p.parts[0]:
-            raise UnsafeArchive(f"Member {m.name!r} would land outside the run folder; refusing the archive.")
-        if not (m.isfile() or m.isdir()):
-            raise UnsafeArchive(f"Member {m.name!r} is a link or special file; run archives hold only regular files.")
-        tops.add(p.parts[0])
-    if len(tops) != 1: raise UnsafeArchive(f"A run archive holds one folder; this one holds {sorted(tops)}.")
-    run_id = tops.pop()
-    if not re.fullmatch(r'[\w.\-]+', run_id) or run_id in ('.', '..'):
-        raise UnsafeArchive(f"Run folder name {run_id!r} is not a plain name.")
-    files = {}
-    for m in members:
-        if m.isdir(): continue
-        rel = PurePosixPath(m.name).relative_to(run_id).as_posix()
-        if rel != 'MANIFEST.json' and not _ALLOWED.match(rel):
-            raise UnsafeArchive(f"Member {m.name!r} is not a file a run directory holds (config, logs, metrics, "
-                                "evaluation, msgpack checkpoints, videos, plots, TensorBoard events).")
-        if m.size > MAX_MEMBER_BYTES: raise UnsafeArchive(f"Member {m.name!r} is {m.size:,} bytes, over the limit.")
-        files[rel] = tar.extractfile(m).read()
-    if 'MANIFEST.json' not in files: raise UnsafeArchive("The archive has no MANIFEST.json: not made by `reaver export`.")
-    manifest = json.loads(files.pop('MANIFEST.json'))
-    listed = manifest.get('files', {})
-    if set(listed) != set(files):
-        raise UnsafeArchive(f"MANIFEST.json and the archive disagree: {sorted(set(listed) ^ set(files))}.")
-    for rel, data in files.items():
-        if _sha256(data) != listed[rel]['sha256']:
-            raise UnsafeArchive(f"{rel}: SHA-256 differs from MANIFEST.json (the archive is damaged or was altered).")
-    if 'config.gin' not in files: raise UnsafeArchive("The archive has no config.gin.")
-    if _GIN_CODE.search(files['config.gin'].decode('utf-8', 'replace')):
-        raise UnsafeArchive("config.gin has gin `import`/`include` lines, which would import modules or read other "
-                            "files when the run is tested or resumed; refusing it.")
-    if not any(r.startswith('checkpoints/') for r in files): raise UnsafeArchive("The archive has no checkpoint.")
-    return run_id, files
+def _read_manifest(data: bytes) -> dict:
+    "{path: (bytes, sha256)} of a manifest, or `UnsafeArchive`."
+    try:
+        files = json.loads(data)['files']
+        out = {str(k): (int(v['bytes']), str(v['sha256']).lower()) for k, v in files.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise UnsafeArchive("MANIFEST.json is not a reaver_nb manifest (JSON with a size and SHA-256 per file).") from None
+    if len(out) > MAX_MEMBERS: raise UnsafeArchive(f"MANIFEST.json lists {len(out):,} files; at most {MAX_MEMBERS:,}.")
+    return out
+
+def _copy_hashed(src, dst: Path, size: int) -> str:
+    "Copy `size` bytes from the member stream `src` to `dst` in chunks; their SHA-256."
+    h = hashlib.sha256()
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with open(dst, 'wb') as f:
+        left = size
+        while left:
+            chunk = src.read(min(left, 1 << 20))
+            if not chunk: raise UnsafeArchive(f"{dst.name} ends early: the archive is truncated.")
+            h.update(chunk); f.write(chunk); left -= len(chunk)
+    return h.hexdigest()
+
+def _check_against(manifest: dict, rel: str, size: int, sha: str | None = None):
+    if rel not in manifest: raise UnsafeArchive(f"{rel} is not listed in MANIFEST.json (the archive was altered).")
+    if manifest[rel][0] != size:
+        raise UnsafeArchive(f"{rel} is {size:,} bytes, MANIFEST.json says {manifest[rel][0]:,} (the archive was altered).")
+    if sha is not None and manifest[rel][1] != sha:
+        raise UnsafeArchive(f"{rel}: SHA-256 differs from MANIFEST.json (the archive is damaged or was altered).")
+
+def unpack_checked(archive: Path, stage: Path) -> str:
+    """Stream `archive` into the folder `stage`, checking every member as it comes; returns the run id. Raises
+    `UnsafeArchive` at the first member that fails (the caller removes `stage`)."""
+    run_id, manifest, seen, total, count = None, None, {}, 0, 0
+    try:
+        with tarfile.open(archive, 'r|*') as tar:    # a stream: each member once, in order
+            for m in tar:
+                count += 1
+                if count > MAX_MEMBERS: raise UnsafeArchive(f"The archive holds more than {MAX_MEMBERS:,} members.")
+                top, rel = _member(m)
+                if run_id is None: run_id = top
+                elif top != run_id: raise UnsafeArchive(f"A run archive holds one folder; this one holds {run_id!r} and {top!r}.")
+                if m.isdir(): continue
+                if rel in seen or (rel == 'MANIFEST.json' and manifest is not None):
+                    raise UnsafeArchive(f"Member {m.name!r} appears twice; refusing the archive.")
+                if rel == 'MANIFEST.json':
+                    if m.size > MAX_MANIFEST_BYTES: raise UnsafeArchive(f"MANIFEST.json is {m.size:,} bytes, over the limit.")
+                    manifest = _read_manifest(tar.extractfile(m).read())
+                    for r, (n, h) in seen.items(): _check_against(manifest, r, n, h)   # members before it
+                    continue
+                if not _ALLOWED.match(rel):
+                    raise UnsafeArchive(f"Member {m.name!r} is not a file a run directory holds (config, logs, metrics, "
+                                        "evaluation, msgpack checkpoints, videos, plots, TensorBoard events).")
+                if m.size > MAX_MEMBER_BYTES:
+                    raise UnsafeArchive(f"Member {m.name!r} is {m.size:,} bytes, over the limit of {MAX_MEMBER_BYTES:,}.")
+                total += m.size
+                if total > MAX_TOTAL_BYTES:
+                    raise UnsafeArchive(f"The archive unpacks to more than {MAX_TOTAL_BYTES:,} bytes; refusing it.")
+                if manifest is not None: _check_against(manifest, rel, m.size)  # before a byte of it is read
+                seen[rel] = (m.size, _copy_hashed(tar.extractfile(m), stage / rel, m.size))
+                if manifest is not None: _check_against(manifest, rel, *seen[rel])
+    except (tarfile.TarError, EOFError, OSError, ValueError) as e:
+        if isinstance(e, UnsafeArchive): raise
+        raise UnsafeArchive(f"{archive} is not a readable .tar.gz run archive ({type(e).__name__}: {e}).") from None
+    if run_id is None: raise UnsafeArchive("The archive is empty.")
+    if manifest is None: raise UnsafeArchive("The archive has no MANIFEST.json: not made by `reaver export`.")
+    if set(manifest) != set(seen):
+        raise UnsafeArchive(f"MANIFEST.json and the archive disagree: {sorted(set(manifest) ^ set(seen))}.")
+    if 'config.gin' not in seen: raise UnsafeArchive("The archive has no config.gin.")
+    ckpts = [r for r in seen if r.startswith('checkpoints/')]
+    if not ckpts: raise UnsafeArchive("The archive has no checkpoint.")
+    for r in ckpts:   # msgpack only: anything else (a pickle) fails to parse here and is never loaded
+        try: read_checkpoint(stage / r)
+        except ValueError: raise UnsafeArchive(f"{r} is not a msgpack checkpoint; refusing the archive.") from None
+    try: text = read_config((stage / 'config.gin').read_bytes(), 'config.gin')
+    except ConfigError as e: raise UnsafeArchive(f"The archive's {e}") from None
+    # the run keeps the bindings as the strict reader read them: the only text gin will parse
+    (stage / 'config.gin').write_text(f"# imported from {Path(archive).name} on {time.strftime('%Y-%m-%d %H:%M:%S')}; "
+                                      "the bindings as reaver_nb's strict reader read them\n" + text)
+    return run_id
 
 def import_run(archive: str | Path, results_dir: str | Path = 'results', run_id: str | None = None,
                force: bool = False) -> Path:
     "Unpack a run archive into `results_dir/<run-id>` (or `run_id`); returns the run directory."
     archive = Path(archive)
-    if not archive.exists(): raise FileNotFoundError(f"No archive {archive}.")
+    if not archive.is_file(): raise FileNotFoundError(f"No archive {archive}: check the path.")
+    if run_id is not None: check_run_id(run_id)
+    results_dir = check_results_dir(results_dir)
+    stage = Path(tempfile.mkdtemp(prefix='reaver_import_'))
     try:
-        with tarfile.open(archive, 'r:*') as tar: name, files = _check_members(tar)
-    except tarfile.TarError as e:
-        raise UnsafeArchive(f"{archive} is not a readable .tar.gz run archive ({e}).") from None
-    run_id = run_id or name
-    if not re.fullmatch(r'[\w.\-]+', run_id) or run_id in ('.', '..'):
-        raise ValueError(f"--run-id {run_id!r} is not a plain name.")
-    results_dir = Path(results_dir); results_dir.mkdir(parents=True, exist_ok=True)
-    target = results_dir / run_id
-    if target.exists() and not force:
-        raise FileExistsError(f"{target} exists; import under another --run-id, or pass --force to replace it.")
-    tmp = Path(tempfile.mkdtemp(dir=results_dir, prefix=f'.{run_id}.import.'))
-    try:
-        for rel, data in files.items():
-            dst = tmp / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_bytes(data)
-        if target.exists(): shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True); raise
+        name = unpack_checked(archive, stage)
+        run_id = run_id or name
+        target = results_dir / run_id
+        if target.exists() and not force:
+            raise FileExistsError(f"{target} exists; import under another --run-id, or pass --force to replace it.")
+        results_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=results_dir, prefix=f'.{run_id}.import.'))
+        try:
+            shutil.copytree(stage, tmp, dirs_exist_ok=True)
+            if target.exists(): shutil.rmtree(target)
+            os.replace(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True); raise
+    finally: shutil.rmtree(stage, ignore_errors=True)
     return target
+
+# %% ../nbs/22_archive.ipynb #c008b
+def fetch_archive(url: str, folder: str | Path = 'archives', allow_http: bool = False) -> Path:
+    "Download the archive at `url` (https) into `folder` once; a local path is returned as it is."
+    if '://' not in url: return Path(url)
+    u = urllib.parse.urlparse(url)
+    if u.scheme != 'https' and not (allow_http and u.scheme == 'http'):
+        raise ValueError(f"{url}: archives are fetched over https only; use an https:// address (or download the file "
+                         "yourself and give its path).")
+    name = PurePosixPath(urllib.parse.unquote(u.path)).name
+    if not re.fullmatch(r'[\w.\-]{1,200}', name, re.ASCII) or set(name) == {'.'}:
+        raise ValueError(f"{url}: the address does not end in a plain file name (like run.reaver.tar.gz).")
+    dest = Path(folder) / name
+    if dest.exists(): return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f'.{name}.', suffix='.part')
+    try:
+        with os.fdopen(fd, 'wb') as f, urllib.request.urlopen(url, timeout=60) as r:
+            if urllib.parse.urlparse(r.geturl()).scheme != u.scheme:
+                raise ValueError(f"{url} redirected to {r.geturl()}, another scheme; refusing it.")
+            n = 0
+            while chunk := r.read(1 << 20):
+                n += len(chunk)
+                if n > MAX_TOTAL_BYTES: raise ValueError(f"{url} is larger than {MAX_TOTAL_BYTES:,} bytes; not a run archive.")
+                f.write(chunk)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True); raise
+    return dest

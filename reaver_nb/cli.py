@@ -19,11 +19,16 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
     def _get_help_string(self, action):
         return action.help if action.default is None else super()._get_help_string(action)
 
+class _Parser(argparse.ArgumentParser):
+    "A usage error is one line on stderr, naming the problem and where help is, with exit status 2."
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
 def _parser() -> argparse.ArgumentParser:
     fmt = _Help
-    p = argparse.ArgumentParser(prog='reaver', formatter_class=fmt,
+    p = _Parser(prog='reaver', formatter_class=fmt,
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
-    sub = p.add_subparsers(dest='command', metavar='{train,test,compare,plot,export,import,sc2,doctor}')
+    sub = p.add_subparsers(dest='command', parser_class=_Parser, metavar='{train,test,compare,plot,export,import,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
                    'jax:DefeatRoaches), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
@@ -48,6 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                    '(repeatable)')
     t.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
     t.add_argument('--quiet', action='store_true', help='no terminal log or progress bar (files are still written)')
+    t.add_argument('--dry-run', action='store_true', help='check every setting and print the plan; build and write '
+                   'nothing')
     e = sub.add_parser('test', formatter_class=fmt, help="evaluate a run's latest checkpoint")
     e.add_argument('--run-id', required=True, help='the run to evaluate')
     e.add_argument('--episodes', type=int, default=100, help='episodes to play')
@@ -91,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
     return p
 
+def _one_line(err) -> str:
+    "An error's message on one line, without the context lines gin appends ('In call to configurable ...')."
+    lines = [l.strip() for l in str(err).splitlines()]
+    return ' '.join(l for l in lines if l and not l.startswith(('In call to configurable', 'In file', 'In bindings string')))
+
 def main(argv=None) -> int:
     "Entry point of the `reaver` console script and `python -m reaver_nb`."
     p = _parser()
@@ -125,17 +137,21 @@ def main(argv=None) -> int:
             # never raises KeyboardInterrupt: restore it, so `kill -INT` still stops the run with a checkpoint
             if signal.getsignal(signal.SIGINT) is signal.SIG_IGN: signal.signal(signal.SIGINT, signal.default_int_handler)
             from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
-            train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds, run_id=a.run_id,
-                  resume=a.resume, force=a.force,
-                  initialize_from=a.initialize_from, results_dir=a.results_dir, gin_files=a.gin_file,
-                  gin_params=a.gin_param, device=a.device, verbose=not a.quiet,
-                  callbacks=[] if a.quiet else run_callbacks(dashboard=False))
+            out = train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds,
+                        run_id=a.run_id, resume=a.resume, force=a.force, initialize_from=a.initialize_from,
+                        results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param, device=a.device,
+                        verbose=not a.quiet, callbacks=[] if a.quiet or a.dry_run else run_callbacks(dashboard=False),
+                        dry_run=a.dry_run)
+            if a.dry_run:
+                print(f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
+                      f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
+                      "written)")
         else:
             from reaver_nb.training.run import test
             test(a.run_id, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=a.results_dir,
                  n_envs=a.n_envs, seed=a.seed, device=a.device)
     except (ValueError, FileExistsError, FileNotFoundError, ConfigError) as err:
-        print(f"reaver {a.command}: error: {err}", file=sys.stderr); return 2
+        print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
     except FloatingPointError as err:
         print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ defaults follow Reaver's published configs."""
 # %% ../../nbs/06_agents.ipynb #c002
 from __future__ import annotations
 from collections import Counter
+import math
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple, Any
@@ -20,9 +21,28 @@ from ..models.nets import make_model, update_obs_stats
 from .returns import next_values, gae, nstep_returns
 
 # %% auto #0
-__all__ = ['AGENTS', 'A2C', 'PPO', 'Rollout', 'TrainState', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
+__all__ = ['AGENT_LIMITS', 'AGENTS', 'check_ranges', 'A2C', 'PPO', 'Rollout', 'TrainState', 'make_optimizer', 'ActorCriticAgent',
+           'make_agent']
 
 # %% ../../nbs/06_agents.ipynb #c007
+def check_ranges(obj, limits: dict, flags: dict = {}):
+    """Raise a ValueError naming the first field of `obj` outside its `(low, high)` limits (None: unbounded), and the
+    CLI flag (`flags[name]`) or gin binding that sets it."""
+    for name, (lo, hi) in limits.items():
+        v = getattr(obj, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or (lo is not None and v < lo) or (hi is not None and v > hi):
+            span = ' and '.join(s for s in (lo is not None and f">= {lo:,}", hi is not None and f"<= {hi:,}") if s)
+            how = f"{flags[name]} or " if name in flags else ''
+            raise ValueError(f"{type(obj).__name__}.{name} = {v!r} is out of range: it must be a number {span} "
+                             f"(set it with {how}--gin-param \"{type(obj).__name__}.{name} = ...\").")
+
+# each number's range (a learning rate of 0 learns nothing; a discount above 1 diverges)
+AGENT_LIMITS = dict(learning_rate=(1e-12, 10), adam_eps=(0, 1), traj_len=(1, 1 << 16), discount=(0, 1),
+                    gae_lambda=(0, 1), value_coef=(0, None), entropy_coef=(0, None), entropy_decay_frames=(0, 10 ** 12),
+                    entropy_final_frac=(0, 1), max_grad_norm=(0, None), clip_rewards=(0, None), n_epochs=(1, 1000),
+                    minibatch_size=(0, 1 << 24))
+
 @gin.configurable(module='reaver_nb.agents.actor_critic')
 @dataclass(frozen=True)
 class A2C:
@@ -45,6 +65,11 @@ class A2C:
     n_epochs: int = 1
     minibatch_size: int = 0         # 0: the whole batch
 
+    def __post_init__(self):
+        check_ranges(self, AGENT_LIMITS | getattr(self, '_limits', {}))
+        if self.lr_schedule not in ('constant', 'linear'):
+            raise ValueError(f"{type(self).__name__}.lr_schedule = {self.lr_schedule!r}: use 'constant' or 'linear'.")
+
 @gin.configurable(module='reaver_nb.agents.actor_critic')
 @dataclass(frozen=True)
 class PPO(A2C):
@@ -53,6 +78,7 @@ class PPO(A2C):
     minibatch_size: int = 128
     clip_ratio: float = 0.2
     clip_value: float = 0.5         # 0 turns value clipping off
+    _limits = dict(clip_ratio=(1e-6, 10), clip_value=(0, None))
 
 AGENTS = {'a2c': A2C, 'ppo': PPO}
 

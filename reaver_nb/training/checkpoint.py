@@ -11,7 +11,7 @@ from flax import serialization
 
 # %% auto #0
 __all__ = ['atomic_write', 'list_checkpoints', 'save_checkpoint', 'load_checkpoint', 'read_checkpoint', 'load_checkpoint_part',
-           'latest_checkpoint']
+           'remove_partial', 'latest_checkpoint']
 
 # %% ../../nbs/08_checkpoint.ipynb #c004
 _NAME = re.compile(r'^ckpt_(\d{10})\.msgpack$')
@@ -81,6 +81,14 @@ def load_checkpoint_part(source: str | Path | dict, target, *keys):
         name = f"Checkpoint {source}" if isinstance(source, (str, Path)) else "The checkpoint"
         raise ValueError(f"{name}: its part {where!r} does not match this run's ({type(e).__name__}: {e}). "
                          "Was it written with other Specs, model sizes or agent settings?") from e
+
+def remove_partial(ckpt_dir: str | Path) -> list[Path]:
+    """Delete the temporary files of checkpoints whose writer was killed before it renamed them into place (a run
+    calls it when it starts or resumes; only one process trains a run). Returns what it removed."""
+    d = Path(ckpt_dir)
+    stale = [p for p in d.glob('.ckpt_*.tmp') if p.is_file()] if d.is_dir() else []
+    for p in stale: p.unlink(missing_ok=True)
+    return stale
 
 def latest_checkpoint(ckpt_dir: str | Path) -> Path | None:
     ckpts = list_checkpoints(ckpt_dir)

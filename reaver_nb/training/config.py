@@ -5,19 +5,25 @@ the file and the binding; the operative config is what a run saves."""
 
 # %% ../../nbs/09_config.ipynb #c002
 from __future__ import annotations
+import inspect, math, types, typing, unicodedata
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 import gin
+from gin import config_parser
 from ..envs.registry import env_family
 from ..models.nets import make_model
-from ..agents.actor_critic import A2C, PPO
+from ..agents.actor_critic import A2C, PPO, check_ranges
 
 # %% auto #0
-__all__ = ['CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RunSettings', 'config_files', 'ConfigError', 'parse_config',
-           'flag_bindings']
+__all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'MAX_CONFIG_BYTES',
+           'RunSettings', 'config_files', 'ConfigError', 'check_bindings', 'read_config', 'read_config_file',
+           'parse_config', 'flag_bindings']
 
 # %% ../../nbs/09_config.ipynb #c006
+MAX_FRAMES = 10 ** 12        # more frames than any run needs; a larger number is a typo (and overflows int64 sums)
+MAX_SEED = 2 ** 31 - 1
+
 CONFIG_DIR = Path(str(resources.files('reaver_nb'))) / 'configs'
 DEFAULT_ENV, DEFAULT_AGENT = 'jax:MoveToBeacon', 'a2c'
 
@@ -57,6 +63,14 @@ class RunSettings:
                 raise ValueError(f"RunSettings.{name} = {v!r}: give a number, or a dict of numbers by agent "
                                  f"(e.g. {{'a2c': 350000, 'ppo': 100000}}).")
             object.__setattr__(self, name, kind(x))
+        check_ranges(self, RUN_LIMITS, RUN_FLAGS)
+
+# what each RunSettings number may be (the CLI flags --n-envs, --steps, --seed and --seeds bind the first four)
+RUN_LIMITS = dict(n_envs=(1, 65536), total_steps=(1, MAX_FRAMES), seed=(0, MAX_SEED), n_seeds=(1, 4096),
+                  n_workers=(0, 1024), max_restarts=(0, None), log_every=(1, None), log_seconds=(0, None),
+                  checkpoint_every=(1, None), checkpoint_minutes=(0, None), keep_checkpoints=(1, None),
+                  reset_at=(0, MAX_FRAMES), reset_return=(0, None), reset_every=(0, None))
+RUN_FLAGS = dict(n_envs='--n-envs', total_steps='--steps', seed='--seed', n_seeds='--seeds')
 
 def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"
@@ -73,9 +87,141 @@ def config_files(env_id: str) -> list[Path]:
 
 class ConfigError(ValueError): pass
 
-def parse_config(files=(), bindings=()):
-    "Clear gin and parse `files` then `bindings`; errors name the file or binding and how to fix it."
+# %% ../../nbs/09_config.ipynb #c010b
+def _fits(value, hint) -> bool:
+    "Whether `value` may be passed where the annotation `hint` is declared (unknown annotations accept anything)."
+    if hint is typing.Any or isinstance(value, gin.config.ConfigurableReference): return True
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType): return any(_fits(value, a) for a in typing.get_args(hint))
+    hint = origin or hint
+    if hint is type(None): return value is None
+    if hint is bool: return isinstance(value, bool)
+    if isinstance(value, bool): return hint not in (int, float, str, tuple, list, dict)
+    if hint is float: return isinstance(value, (int, float))
+    if hint in (tuple, list): return isinstance(value, (tuple, list))
+    if hint in (int, str, dict): return isinstance(value, hint)
+    return True
+
+def _hints(fn) -> dict:
+    try: return typing.get_type_hints(fn)
+    except Exception: return {}   # an annotation that cannot be resolved checks nothing
+
+def check_bindings():
+    "Raise a `ConfigError` naming the first binding of a reaver_nb configurable whose value has the wrong type."
+    for (scope, selector), params in gin.config._CONFIG.items():
+        c = gin.config._REGISTRY.get(selector)
+        if c is None or c.module.split('.')[0] != 'reaver_nb': continue
+        hints = _hints(c.wrapped)
+        for arg, value in params.items():
+            hint = hints.get(arg)
+            if hint is not None and not _fits(value, hint):
+                want = getattr(hint, '__name__', None) or str(hint)
+                raise ConfigError(f"{c.name}.{arg} = {value!r} has the wrong type: give {want} "
+                                  f"(--gin-param \"{c.name}.{arg} = ...\").")
+
+# %% ../../nbs/09_config.ipynb #c010g
+MAX_CONFIG_BYTES = 1 << 20     # a run's config.gin is a few KiB
+
+class _Ref:
+    "A reference `@name` (or `@name()`) to one of reaver_nb's configurables, as the strict reader keeps it."
+    def __init__(self, name: str, evaluate: bool): self.name, self.evaluate = name, evaluate
+    def __repr__(self): return f"@{self.name}{'()' if self.evaluate else ''}"
+
+def _own(selector: str, where: str):
+    "The configurable `selector` names, when it is one of reaver_nb's own; else a ConfigError."
+    try: c = gin.config._REGISTRY.get_match(selector)
+    except Exception: c = None                       # an ambiguous name
+    if c is None or c.module.split('.')[0] != 'reaver_nb':
+        own = sorted({v.name for _, v in gin.config._REGISTRY.items() if v.module.split('.')[0] == 'reaver_nb'})
+        raise ConfigError(f"{where}: {selector!r} is not one of reaver_nb's configurables ({', '.join(own)}); a run's "
+                          "config may bind only those.")
+    return c
+
+class _StrictDelegate(config_parser.ParserDelegate):
+    def __init__(self, source): self.source = source
+    def configurable_reference(self, scoped_name, evaluate):
+        scope, _, name = scoped_name.rpartition('/')
+        _own(name, f"{self.source}: reference @{scoped_name}")
+        return _Ref(scoped_name, evaluate)
+    def macro(self, macro_name):
+        raise ConfigError(f"{self.source}: macro %{macro_name}: a run's config holds plain values, not macros.")
+
+def _check_literal(v, where: str, depth: int = 0):
+    if depth > 32: raise ConfigError(f"{where}: the value is nested too deeply.")
+    if v is None or isinstance(v, (bool, int, str, _Ref)): return
+    if isinstance(v, float):
+        if not math.isfinite(v): raise ConfigError(f"{where}: {v} is not a finite number.")
+        return
+    if isinstance(v, (tuple, list)):
+        for x in v: _check_literal(x, where, depth + 1)
+        return
+    if isinstance(v, dict):
+        for k, x in v.items(): _check_literal(k, where, depth + 1); _check_literal(x, where, depth + 1)
+        return
+    raise ConfigError(f"{where}: a {type(v).__name__} value; a run's config holds numbers, strings, booleans, None, "
+                      "tuples, lists and dicts.")
+
+def _params(c) -> tuple[set, bool]:
+    "The parameter names a configurable takes, and whether it takes any keyword."
+    try: sig = inspect.signature(c.wrapped)
+    except (TypeError, ValueError): return set(), True
+    return set(sig.parameters), any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+def read_config(data: bytes, source: str = 'config.gin') -> str:
+    """reaver_nb's strict reader of a run's gin config (`data`, its bytes): the bindings it holds, written anew as plain
+    gin text, or a `ConfigError` naming the first line that is anything else."""
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source} is {len(data):,} bytes; a run's config is at most {MAX_CONFIG_BYTES:,}.")
+    try: text = data.decode('utf-8')
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{source} is not UTF-8 text (byte {e.start}); a run's config is written in UTF-8.") from None
+    text = text.removeprefix('\ufeff').replace('\r\n', '\n').replace('\r', '\n')
+    for n, line in enumerate(text.split('\n'), 1):
+        bad = [ch for ch in line if ch != '\t' and unicodedata.category(ch) in ('Cc', 'Cf', 'Cs', 'Co', 'Zl', 'Zp')]
+        if bad: raise ConfigError(f"{source}, line {n}: control or format character {bad[0]!r}; refusing the config.")
+    out = []
+    try:
+        for st in config_parser.ConfigParser(text, _StrictDelegate(source)):
+            where = f"{source}, line {st.location.line_num}"
+            if isinstance(st, config_parser.ImportStatement):
+                raise ConfigError(f"{where}: `{st.format()}` would import Python code; a run's config may not.")
+            if isinstance(st, config_parser.IncludeStatement):
+                raise ConfigError(f"{where}: `include {st.filename!r}` would read another file; a run's config may not.")
+            if isinstance(st, config_parser.BlockDeclaration): continue      # its bindings follow as statements
+            c = _own(st.selector, where)
+            if any(not s.isidentifier() for s in st.scope.split('/') if st.scope):
+                raise ConfigError(f"{where}: scope {st.scope!r} is not a plain name.")
+            names, any_kw = _params(c)
+            if not st.arg_name.isidentifier() or not (st.arg_name in names or any_kw):
+                raise ConfigError(f"{where}: {c.name} has no parameter {st.arg_name!r}.")
+            _check_literal(st.value, f"{where} ({c.name}.{st.arg_name})")
+            out.append(f"{st.scope + '/' if st.scope else ''}{st.selector}.{st.arg_name} = {ascii(st.value)}")
+    except ConfigError as e: raise ConfigError(str(e).split('\n')[0]) from None   # gin appends the line's text
+    except Exception as e:   # gin's SyntaxError carries the line; anything else its parser raises on odd input
+        raise ConfigError(f"{source} does not parse as a gin config: {type(e).__name__}: {e}".replace('\n', ' ')) from None
+    return '\n'.join(out) + '\n'
+
+def read_config_file(path) -> str:
+    "`read_config` of the file at `path` (refused unread when larger than `MAX_CONFIG_BYTES`)."
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is {path.stat().st_size:,} bytes; a run's config is at most {MAX_CONFIG_BYTES:,}.")
+        return read_config(path.read_bytes(), str(path))
+    except OSError as e: raise ConfigError(f"Cannot read {path}: {e.strerror}.") from None
+
+# %% ../../nbs/09_config.ipynb #c006p
+def parse_config(files=(), bindings=(), run_config=None):
+    """Clear gin and parse `run_config` (a run directory's `config.gin`, read by the strict `read_config`: a run may
+    come from elsewhere), then `files` (the shipped configs, the user's own) and `bindings`; then check every bound
+    value's type. Errors name the file or binding and how to fix it."""
     gin.clear_config()
+    if run_config is not None:
+        text = read_config_file(run_config)
+        try: gin.parse_config(text)
+        except Exception as e:
+            raise ConfigError(f"Run config {run_config} does not parse: {e}. It may come from another version of "
+                              "reaver_nb; fix or remove the binding it names.") from None
     for f in files:
         if not Path(f).exists(): raise ConfigError(f"gin file {f} does not exist; check the --gin-file path.")
         try: gin.parse_config_file(str(f))
@@ -86,6 +232,7 @@ def parse_config(files=(), bindings=()):
         try: gin.parse_config(b)
         except Exception as e:
             raise ConfigError(f"Bad gin binding {b!r}: {e}\nBindings look like `PPO.learning_rate = 1e-3`.") from None
+    check_bindings()
 
 def flag_bindings(**flags) -> list[str]:
     "CLI flags as `RunSettings` bindings (None means: not given)."

@@ -192,7 +192,7 @@ def _accumulate(msum, ssum, m, s):
 
 # %% ../../nbs/19_fused.ipynb #c008
 import json, sys
-from .logger import Logger, StopTraining, notify
+from .logger import Logger, StopTraining, notify, drop_rows_after
 from .checkpoint import save_checkpoint
 
 def _recent(history: list, window: int = 100) -> dict:
@@ -263,7 +263,8 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
     and returns per seed counted towards the next test of `RunSettings.reset_return`, as the checkpoint has them."""
     from pathlib import Path
     run_dir = Path(run_dir)
-    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed)
+    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed, start_frames=frames)
+    drop_rows_after(run_dir / 'seeds.jsonl', frames)     # rows a killed run logged after its last checkpoint
     seeds_log = open(run_dir / 'seeds.jsonl', 'a')
     batch, K = trainer.agent.batch_size, trainer.n_seeds
     total_updates = cfg.total_steps // batch

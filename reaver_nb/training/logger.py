@@ -12,7 +12,7 @@ import numpy as np
 from tqdm import tqdm
 
 # %% auto #0
-__all__ = ['COLUMNS', 'format_row', 'Logger', 'StopTraining', 'notify']
+__all__ = ['COLUMNS', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
 
 # %% ../../nbs/07_logger.ipynb #c005
 COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes', '{:6d}'), ('Up', 'updates', '{:6d}'),
@@ -29,21 +29,38 @@ def format_row(row: dict) -> str:
         cells.append(f"{short} " + (fmt.format(v) if v is not None and np.isfinite(v) else fmt.format(0).replace('0', '-')))
     return '| ' + ' | '.join(cells) + ' |'
 
+def drop_rows_after(path: Path, frames: int) -> int:
+    """Rewrite the JSON-lines file `path` (atomically) without its rows past `frames` (and any torn last line);
+    returns how many rows went."""
+    from reaver_nb.training.checkpoint import atomic_write
+    if not path.exists(): return 0
+    keep, dropped = [], 0
+    for line in path.read_text().splitlines():
+        try: row = json.loads(line)
+        except ValueError: dropped += 1; continue          # a line the killed writer did not finish
+        if isinstance(row, dict) and row.get('frames', 0) > frames: dropped += 1
+        else: keep.append(line)
+    if dropped: atomic_write(path, ''.join(l + '\n' for l in keep).encode())
+    return dropped
+
 class Logger:
     "Episode statistics over a window, and rows to the terminal, `train.log`, `metrics.jsonl` and TensorBoard."
     def __init__(self, run_dir: str | Path | None = None, window: int = 100, stream=sys.stdout,
-                 tensorboard: bool = True, start_time: float = 0.):
+                 tensorboard: bool = True, start_time: float = 0., start_frames: int = 0):
         self.returns, self.lengths = deque(maxlen=window), deque(maxlen=window)
         self.stream, self.run_dir, self.tb = stream, Path(run_dir) if run_dir else None, None
         self.t0, self.time_offset = time.time(), start_time
         self._last = None
         if self.run_dir:
             self.run_dir.mkdir(parents=True, exist_ok=True)
+            # a resumed run replays from its checkpoint: rows logged after it by the killed run would repeat
+            drop_rows_after(self.run_dir / 'metrics.jsonl', start_frames)
             self._jsonl = open(self.run_dir / 'metrics.jsonl', 'a')
             self._log = open(self.run_dir / 'train.log', 'a')
             if tensorboard:
                 from tensorboardX import SummaryWriter
-                self.tb = SummaryWriter(str(self.run_dir / 'tb'))
+                # TensorBoard hides the events at or after purge_step that an earlier writer left
+                self.tb = SummaryWriter(str(self.run_dir / 'tb'), purge_step=start_frames + 1 if start_frames else None)
 
     @property
     def elapsed(self) -> float: return self.time_offset + time.time() - self.t0

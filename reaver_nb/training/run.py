@@ -5,7 +5,7 @@ stopping cleanly on Ctrl-C or a NaN loss."""
 
 # %% ../../nbs/10_train.ipynb #c002
 from __future__ import annotations
-import contextlib, json, os, shutil, sys, time
+import contextlib, json, os, re, shutil, sys, time
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
@@ -15,14 +15,14 @@ from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger, StopTraining, notify
-from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint
+from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint, remove_partial
 from .checkpoint import load_checkpoint, load_checkpoint_part, read_checkpoint
 from .config import RunSettings, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
-__all__ = ['CACHE_ENV', 'Collector', 'check_run_dir', 'on_device', 'cache_folder', 'compilation_cache', 'train', 'machine_record',
-           'test', 'record_video']
+__all__ = ['CACHE_ENV', 'Collector', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device', 'cache_folder',
+           'compilation_cache', 'train', 'machine_record', 'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -61,6 +61,25 @@ class Collector:
         return ro, obs, key, episodes
 
 # %% ../../nbs/10_train.ipynb #c007
+def check_run_id(run_id: str, flag: str = '--run-id') -> str:
+    "A run id is one plain folder name: `../x`, `a/b` or an absolute path would put a run outside --results-dir."
+    if not isinstance(run_id, str) or not re.fullmatch(r'[\w.\-]{1,200}', run_id, re.ASCII) or set(run_id) == {'.'}:
+        raise ValueError(f"{flag} {run_id!r} is not a plain name: use letters, digits, '_', '-' and '.' (no '/', "
+                         "not '.' or '..'); --results-dir says where runs live.")
+    return run_id
+
+def check_results_dir(path: Path) -> Path:
+    "Refuse a --results-dir that is a file, or under a file, or in a folder this user cannot write to (nothing written)."
+    path = Path(path)
+    probe = path
+    while not probe.exists() and probe != probe.parent: probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"--results-dir {path}: {probe} is a file, not a folder; give a folder (it is created if "
+                         "missing).")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"--results-dir {path}: {probe} is not writable by this user; give a folder you can write to.")
+    return path
+
 def check_run_dir(path: Path, resume: bool, force: bool):
     "Refuse an existing run directory unless `resume` or `force`; refuse resuming what does not exist."
     if resume and force: raise ValueError("Choose one of --resume (continue the run) and --force (delete it, start over).")
@@ -132,23 +151,28 @@ def compilation_cache(setting: str | Path | None = None) -> str | None:
 def train(env: str | None = None, agent: str | None = None, n_envs: int | None = None, steps: int | None = None,
           seed: int | None = None, run_id: str | None = None, resume: bool = False, force: bool = False,
           initialize_from: str | None = None, results_dir: str | Path = 'results', gin_files=(), gin_params=(),
-          device: str | None = None, verbose: bool = True, callbacks=(), seeds: int | None = None) -> dict:
+          device: str | None = None, verbose: bool = True, callbacks=(), seeds: int | None = None,
+          dry_run: bool = False) -> dict:
     """Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last
-    row. `seeds` trains that many independent agents side by side (JAX-native envs only)."""
-    compilation_cache()
+    row. `seeds` trains that many independent agents side by side (JAX-native envs only). `dry_run`: check every
+    setting and return the plan (`info`) without building anything or writing a file."""
+    if not dry_run: compilation_cache()
     with on_device(device):
-        return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from, Path(results_dir),
-                      list(gin_files), list(gin_params), verbose, list(callbacks), seeds)
+        return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from,
+                      check_results_dir(results_dir), list(gin_files), list(gin_params), verbose, list(callbacks), seeds,
+                      dry_run)
 
 def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initialize_from, results_dir, gin_files,
-           gin_params, verbose, callbacks, n_seeds=None):
+           gin_params, verbose, callbacks, n_seeds=None, dry_run=False):
     if run_id is None and resume: raise ValueError("--resume needs the --run-id of the run to continue.")
-    if resume:
+    if run_id is not None: check_run_id(run_id)
+    if initialize_from is not None: check_run_id(initialize_from, '--initialize-from')
+    bindings = gin_params + flag_bindings(env=env, agent=agent_name, n_envs=n_envs, total_steps=steps, seed=seed,
+                                          n_seeds=n_seeds)
+    if resume:   # the run's own config, through the strict reader: a run directory may come from elsewhere
         check_run_dir(results_dir / run_id, resume, force)
-        base = [results_dir / run_id / 'config.gin']
-    else: base = config_files(check_env(env or DEFAULT_ENV))
-    parse_config(base + gin_files, gin_params + flag_bindings(env=env, agent=agent_name, n_envs=n_envs,
-                                                              total_steps=steps, seed=seed, n_seeds=n_seeds))
+        parse_config(gin_files, bindings, run_config=results_dir / run_id / 'config.gin')
+    else: parse_config(config_files(check_env(env or DEFAULT_ENV)) + gin_files, bindings)
     cfg = RunSettings()
     check_env(cfg.env)
     if run_id is None:
@@ -183,12 +207,33 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         print(f"Note: RunSettings.reset_at = {cfg.reset_at:,} is past this run's {info['total_frames']:,} frames, so "
               f"the {', '.join(cfg.reset_heads)} head(s) will not be reset; raise --steps past it, or lower reset_at.",
               flush=True)
-    if env_family(cfg.env) == 'jax' and cfg.fused:
-        return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
-    if cfg.n_seeds != 1:
+    fused = env_family(cfg.env) == 'jax' and cfg.fused
+    if cfg.n_seeds != 1 and not fused:
         raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one program, which needs a JAX-native env "
                          "on the fused path (jax:MoveToBeacon, gymnax:CartPole-v1, ...); for other envs start one run "
                          "per --seed.")
+    if cfg.vector_env not in ('shm', 'inprocess'):
+        raise ValueError(f"RunSettings.vector_env = {cfg.vector_env!r}: use 'shm' (env worker processes) or 'inprocess'.")
+    if dry_run: return dict(info, dry_run=True)
+    with _removed_on_failure(run_dir, keep=resume):
+        if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
+        return _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
+                           callbacks, info)
+
+@contextlib.contextmanager
+def _removed_on_failure(run_dir: Path, keep: bool):
+    """A new run that fails before it logged or saved anything (a bad setting found while building the env or
+    compiling) leaves no run directory behind to block its run id; a resumed one (`keep`) is never removed."""
+    try: yield
+    except BaseException:
+        metrics = run_dir / 'metrics.jsonl'
+        if not keep and run_dir.exists() and latest_checkpoint(run_dir / 'checkpoints') is None \
+                and not (metrics.exists() and metrics.stat().st_size):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+
+def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose, callbacks, info):
+    "Any other env: a vector env of host processes (or in-process envs) and the host loop."
     venv = make_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
                                max_restarts=cfg.max_restarts)
     try:
@@ -212,6 +257,7 @@ def _open_run_dir(run_dir, run_id, force):
     line to `environment.jsonl`, the record of what ran it (each start and resume: packages, machine, devices)."""
     if force and run_dir.exists(): shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    remove_partial(run_dir / 'checkpoints')       # a checkpoint a killed run was writing when it died
     atomic_write(run_dir / 'config.gin', (f"# reaver_nb run {run_id}; written {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
                                           + gin.operative_config_str()).encode())
     with open(run_dir / 'environment.jsonl', 'a') as f: f.write(json.dumps(machine_record()) + '\n')
@@ -279,7 +325,8 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
 
 def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
-    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=float(payload['time']))
+    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=float(payload['time']),
+                    start_frames=frames)
     ckpt_dir, keep = run_dir / 'checkpoints', cfg.keep_checkpoints
     last_save = last_log = time.time()
     def save(st):
@@ -332,14 +379,14 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
          device: str | None = None, verbose: bool = True) -> dict:
     "Evaluate a run's latest checkpoint over `episodes` episodes; writes and returns the evaluation."
     compilation_cache()
-    run_dir = Path(results_dir) / run_id
+    run_dir = Path(results_dir) / check_run_id(run_id)
     if not (run_dir / 'config.gin').exists():
         raise FileNotFoundError(f"No run {run_id!r} in {results_dir} (no config.gin). Train it first, or check "
                                 "--run-id / --results-dir.")
     ckpt = latest_checkpoint(run_dir / 'checkpoints')
     if ckpt is None: raise FileNotFoundError(f"Run {run_id!r} has no checkpoint yet in {run_dir / 'checkpoints'}.")
     with on_device(device):
-        parse_config([run_dir / 'config.gin'])
+        parse_config(run_config=run_dir / 'config.gin')
         cfg = RunSettings()
         if env_family(cfg.env) == 'jax' and cfg.fused:
             ev, agent, params = _test_fused(cfg, run_id, ckpt, episodes, greedy, seed)
