@@ -4,11 +4,12 @@
 
 # %% ../nbs/00_spec.ipynb #c002
 from __future__ import annotations
+import math
 from dataclasses import dataclass, field
 import numpy as np
 
 # %% auto #0
-__all__ = ['Space', 'Spec']
+__all__ = ['Space', 'Spec', 'check_ranges']
 
 # %% ../nbs/00_spec.ipynb #c005
 @dataclass(frozen=True)
@@ -97,3 +98,17 @@ class Spec:
     def __repr__(self):
         inner = ''.join(f"\n  {s!r}" for s in self.spaces)
         return f"Spec({self.name!r},{inner}\n)"
+
+# %% ../nbs/00_spec.ipynb #c021
+def check_ranges(obj, limits: dict, flags: dict = {}, name: str | None = None):
+    """Raise a ValueError naming the first field of `obj` outside its `(low, high)` limits (None: unbounded), and the
+    CLI flag (`flags[field]`) or gin binding (`name`, default the class's name) that sets it."""
+    owner = name or type(obj).__name__
+    for field, (lo, hi) in limits.items():
+        v = getattr(obj, field)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or (lo is not None and v < lo) or (hi is not None and v > hi):
+            span = ' and '.join(s for s in (lo is not None and f">= {lo:,}", hi is not None and f"<= {hi:,}") if s)
+            how = f"{flags[field]} or " if field in flags else ''
+            raise ValueError(f"{owner}.{field} = {v!r} is out of range: it must be a number {span} "
+                             f"(set it with {how}--gin-param \"{owner}.{field} = ...\").")

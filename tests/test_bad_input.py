@@ -27,7 +27,7 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
                            ("MiniGameSettings.move_follows = 'yes'", 'MiniGameSettings.move_follows'),
                            ("A2C.head_entropy = (('queud', 0.05),)", "['queud']"),   # A2C: the default's agent
                            ("A2C.head_entropy = ('queued', 0.05)", 'pairs'),
-                           ('A2C.entropy_decay_frames = -5', 'entropy_decay_frames=-5'),
+                           ('A2C.entropy_decay_frames = -5', 'A2C.entropy_decay_frames = -5 is out of range'),
                            ('RunSettings.reset_return = -1.0', 'RunSettings.reset_return'),
                            ('RunSettings.reset_every = -2', 'RunSettings.reset_every'),
                            ("RunSettings.reset_at = {'ppo': 100000}", "no value for agent 'a2c'"),

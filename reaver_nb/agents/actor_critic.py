@@ -6,7 +6,6 @@ defaults follow Reaver's published configs."""
 # %% ../../nbs/06_agents.ipynb #c002
 from __future__ import annotations
 from collections import Counter
-import math
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple, Any
@@ -15,28 +14,15 @@ import jax, jax.numpy as jnp
 import numpy as np
 import optax
 from flax import struct
-from ..spec import Spec
+from ..spec import Spec, check_ranges
 from ..models.policy import Policy
 from ..models.nets import make_model, update_obs_stats
 from .returns import next_values, gae, nstep_returns
 
 # %% auto #0
-__all__ = ['AGENT_LIMITS', 'AGENTS', 'check_ranges', 'A2C', 'PPO', 'Rollout', 'TrainState', 'make_optimizer', 'ActorCriticAgent',
-           'make_agent']
+__all__ = ['AGENT_LIMITS', 'AGENTS', 'A2C', 'PPO', 'Rollout', 'TrainState', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
 
 # %% ../../nbs/06_agents.ipynb #c007
-def check_ranges(obj, limits: dict, flags: dict = {}):
-    """Raise a ValueError naming the first field of `obj` outside its `(low, high)` limits (None: unbounded), and the
-    CLI flag (`flags[name]`) or gin binding that sets it."""
-    for name, (lo, hi) in limits.items():
-        v = getattr(obj, name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
-                or (lo is not None and v < lo) or (hi is not None and v > hi):
-            span = ' and '.join(s for s in (lo is not None and f">= {lo:,}", hi is not None and f"<= {hi:,}") if s)
-            how = f"{flags[name]} or " if name in flags else ''
-            raise ValueError(f"{type(obj).__name__}.{name} = {v!r} is out of range: it must be a number {span} "
-                             f"(set it with {how}--gin-param \"{type(obj).__name__}.{name} = ...\").")
-
 # each number's range (a learning rate of 0 learns nothing; a discount above 1 diverges)
 AGENT_LIMITS = dict(learning_rate=(1e-12, 10), adam_eps=(0, 1), traj_len=(1, 1 << 16), discount=(0, 1),
                     gae_lambda=(0, 1), value_coef=(0, None), entropy_coef=(0, None), entropy_decay_frames=(0, 10 ** 12),

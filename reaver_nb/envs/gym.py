@@ -10,7 +10,7 @@ from dataclasses import dataclass, asdict
 import numpy as np
 import gin
 import gymnasium as gym
-from ..spec import Space, Spec
+from ..spec import Space, Spec, check_ranges
 from .base import Env
 
 # %% auto #0
@@ -68,6 +68,10 @@ class GymOptions:
     atari_noop_max: int = 30
     atari_terminal_on_life_loss: bool = False
     make_kwargs: dict | None = None     # extra keyword arguments of gymnasium.make
+
+    def __post_init__(self):
+        check_ranges(self, dict(atari_frame_stack=(1, 64), atari_screen_size=(8, 1024), atari_noop_max=(0, 10000)),
+                     name='GymSettings')
 
 GymSettings = gin.external_configurable(GymOptions, 'GymSettings', module='reaver_nb.envs.gym')
 

@@ -10,7 +10,7 @@ import functools, json, logging
 from dataclasses import dataclass, asdict, field
 import gin
 import numpy as np
-from ..spec import Space, Spec
+from ..spec import Space, Spec, check_ranges
 from .base import Env
 from ..sc2.compat import import_pysc2
 from ..sc2.installer import MINI_GAMES
@@ -77,6 +77,11 @@ class SC2Options:
     game_steps_per_episode: int | None = None  # None: the map's own limit
     max_restarts: int = 10                 # game restarts after websocket failures before giving up
     mock: bool = False                     # play pysc2's mock game (random observations, no StarCraft II): tests
+
+    def __post_init__(self):
+        check_ranges(self, dict(screen_size=(1, 1024), minimap_size=(1, 1024), step_mul=(1, 1 << 16),
+                                save_replay_episodes=(0, None), max_restarts=(0, None)), name='SC2Settings')
+        if self.game_steps_per_episode is not None: check_ranges(self, dict(game_steps_per_episode=(0, None)), name='SC2Settings')
 
 SC2Settings = gin.external_configurable(SC2Options, 'SC2Settings', module='reaver_nb.envs.sc2')
 

@@ -13,7 +13,8 @@ import gin
 from gin import config_parser
 from ..envs.registry import env_family
 from ..models.nets import make_model
-from ..agents.actor_critic import A2C, PPO, check_ranges
+from ..spec import check_ranges
+from ..agents.actor_critic import A2C, PPO
 
 # %% auto #0
 __all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'MAX_CONFIG_BYTES',

@@ -214,7 +214,9 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                          "per --seed.")
     if cfg.vector_env not in ('shm', 'inprocess'):
         raise ValueError(f"RunSettings.vector_env = {cfg.vector_env!r}: use 'shm' (env worker processes) or 'inprocess'.")
-    if dry_run: return dict(info, dry_run=True)
+    if dry_run:   # the env's own settings too (building a factory binds and checks them; nothing starts)
+        make_jax_env(cfg.env) if fused else env_factory(cfg.env)
+        return dict(info, dry_run=True)
     with _removed_on_failure(run_dir, keep=resume):
         if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
         return _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
