@@ -2,7 +2,8 @@
 laid out like the real ones: a ZipCrypto-encrypted game zip (StarCraftII/Versions/Base75689/SC2_x64, ...), an
 unencrypted mini_games.zip and an encrypted ladder map pack. Every failure test also checks that no half-installed
 game and no staging folder is left behind."""
-import http.server, importlib, io, os, stat, struct, subprocess, sys, threading, types, zipfile, zlib
+import hashlib, http.server, importlib, io, json, os, shutil, stat, struct, subprocess, sys, threading, types
+import urllib.request, zipfile, zlib
 from pathlib import Path
 import pytest
 
@@ -43,21 +44,28 @@ class ZipCrypto:
 def make_zip(entries, password: bytes | None = None) -> bytes:
     """A stored (uncompressed) zip of `entries`: (name, data, mode) with mode a full st_mode (S_IFREG/S_IFDIR/S_IFLNK;
     a symlink's data is its destination), made on Unix (create_system 3). With `password`: ZipCrypto, flag bit 0,
-    a 12-byte encryption header whose last byte is the CRC's high byte."""
+    a 12-byte encryption header whose last byte is the CRC's high byte. A non-ASCII name is stored as UTF-8 (flag
+    bit 11). A fourth item, a dict, crafts the entry: `extra` (bytes, both headers), `central_extra`, `local_extra`,
+    `local_name` (bytes), `host` (create_system), `attr` (the whole external attributes)."""
     out, central = io.BytesIO(), []
-    for name, data, mode in entries:
+    for name, data, mode, *more in entries:
+        o = more[0] if more else {}
         crc = zlib.crc32(data)
-        body, flags = data, 0
+        body, flags = data, 0 if name.isascii() else 0x800
         if password:
             z = ZipCrypto(password)
-            body, flags = z.encrypt(os.urandom(11) + bytes([crc >> 24])) + z.encrypt(data), 1
+            body, flags = z.encrypt(os.urandom(11) + bytes([crc >> 24])) + z.encrypt(data), flags | 1
         offset, raw = out.tell(), name.encode()
+        local_name = o.get('local_name', raw)
+        local_extra = o.get('local_extra', o.get('extra', b''))
+        central_extra = o.get('central_extra', o.get('extra', b''))
         out.write(struct.pack('<IHHHHHIIIHH', 0x04034B50, 20, flags, 0, 0, 0x21, crc, len(body), len(data),
-                              len(raw), 0))
-        out.write(raw + body)
-        attr = (mode << 16) | (0x10 if stat.S_ISDIR(mode) else 0)
-        central.append(struct.pack('<IHHHHHHIIIHHHHHII', 0x02014B50, (3 << 8) | 20, 20, flags, 0, 0, 0x21, crc,
-                                   len(body), len(data), len(raw), 0, 0, 0, 0, attr, offset) + raw)
+                              len(local_name), len(local_extra)))
+        out.write(local_name + local_extra + body)
+        attr = o.get('attr', (mode << 16) | (0x10 if stat.S_ISDIR(mode) else 0))
+        central.append(struct.pack('<IHHHHHHIIIHHHHHII', 0x02014B50, (o.get('host', 3) << 8) | 20, 20, flags, 0, 0,
+                                   0x21, crc, len(body), len(data), len(raw), len(central_extra), 0, 0, 0, attr,
+                                   offset) + raw + central_extra)
     start = out.tell()
     for c in central: out.write(c)
     out.write(struct.pack('<IHHHHIIH', 0x06054B50, 0, 0, len(central), len(central), out.tell() - start, start, 0))
@@ -88,15 +96,19 @@ def test_zip_writer_roundtrip():
 # %% the local server
 class Server:
     """Serves `files` (path -> bytes) over HTTP on 127.0.0.1 with Range support, counting requests. Knobs: `drop_after`
-    (path -> bytes sent before the connection is dropped, once), `ignore_range`, `no_length` (close-delimited body)."""
+    (path -> bytes sent before the connection is dropped, once), `ignore_range`, `no_length` (close-delimited body),
+    `redirects` (path -> URL answered with a 302)."""
     def __init__(self):
-        self.files, self.requests, self.drop_after = {}, [], {}
+        self.files, self.requests, self.drop_after, self.redirects = {}, [], {}, {}
         self.ignore_range, self.no_length = False, False
         server = self
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *a): pass
             def do_GET(self):
                 server.requests.append((self.path, self.headers.get('Range')))
+                if self.path in server.redirects:
+                    self.send_response(302); self.send_header('Location', server.redirects[self.path])
+                    self.send_header('Content-Length', '0'); self.end_headers(); return
                 data = server.files.get(self.path)
                 if data is None: self.send_error(404); return
                 start, rng = 0, self.headers.get('Range')
@@ -132,10 +144,15 @@ def server():
 def _no_sc2path(monkeypatch):
     monkeypatch.delenv('SC2PATH', raising=False)
 
+@pytest.fixture(autouse=True)
+def _game_digest_unknown(monkeypatch):
+    "The test server's game zip is not the real one: unpin 4.10's sha256 (tests that pin their own digest re-pin it)."
+    monkeypatch.setitem(sc2i.VERSIONS, '4.10', sc2i.Build(f'{sc2i.CDN_URL}/Linux/SC2.4.10.zip'))
+
 def run(server, target, **kw):
-    "install() against the local server, quietly."
+    "install() against the local server (plain http on 127.0.0.1, so allow_http), quietly."
     kw = {'accept_eula': True, 'base_url': server.url, 'maps_url': server.url + '/mini_games.zip', 'progress': False,
-          'timeout': 10, **kw}
+          'timeout': 10, 'allow_http': True, **kw}
     return sc2i.install(path=target, **kw)
 
 def leftovers(*folders):
@@ -308,7 +325,7 @@ def test_http_error_is_clear(server, tmp_path):
 def test_cli_one_line_errors(server, tmp_path, capsys):
     target = tmp_path / 'StarCraftII'
     base = ['--path', str(target), '--base-url', server.url, '--maps-url', server.url + '/mini_games.zip',
-            '--no-progress']
+            '--no-progress', '--allow-http']
     for argv, needle in [(base, sc2i.EULA_URL), (base + ['--bogus'], 'unrecognized arguments: --bogus'),
                          (base + ['--min-free-gb', 'lots'], "invalid float value: 'lots'"),
                          (base + ['--accept-eula', '--version', 'latest'], "'latest' is not a version number"),
@@ -326,3 +343,317 @@ def test_module_help_runs():
                        timeout=60)
     assert r.returncode == 0 and '--accept-eula' in r.stdout
     assert sc2i.EULA_URL in r.stdout.replace('\n', '').replace(' ', '')
+
+# %% crafted zips: names and file types that zipfile and unzip would read differently, and other unsafe members
+def unicode_path(header_name: bytes, new: str) -> bytes:
+    "An Info-ZIP Unicode Path extra field (0x7075): version 1, the CRC-32 of the header's name, the name unzip uses."
+    data = struct.pack('<BI', 1, zlib.crc32(header_name)) + new.encode()
+    return struct.pack('<HH', 0x7075, len(data)) + data
+
+def asi_unix(mode: int, link: bytes = b'') -> bytes:
+    "An ASi Unix extra field (0x756e): CRC, mode, link size, uid, gid, link; unzip takes the mode from it when the "
+    "external attributes hold none."
+    body = struct.pack('<HIHH', mode, len(link), 0, 0) + link
+    data = struct.pack('<I', zlib.crc32(body)) + body
+    return struct.pack('<HH', 0x756E, len(data)) + data
+
+RENAMED = 'StarCraftII/Libs/deep/ok'    # a symlink to ../../.. : inside where zipfile puts it, outside as 'esc'
+# name -> (the member the error must name, entries added to a good game archive)
+ATTACKS = {
+    'unicode-path-renames-a-link': (RENAMED, [(RENAMED, b'../../..', LINK,
+                                               {'extra': unicode_path(RENAMED.encode(), 'esc')})]),
+    'unicode-path-local-header-only': ('StarCraftII/Libs/u', [('StarCraftII/Libs/u', b'../../..', LINK, {
+        'local_extra': unicode_path(b'StarCraftII/Libs/u', 'esc')})]),
+    'unicode-path-same-name-bad-utf8': ('StarCraftII/Libs/v', [('StarCraftII/Libs/v', b'x', FILE, {
+        'extra': struct.pack('<HHBI', 0x7075, 7, 1, 0) + b'\xff\xfe'})]),
+    'local-name-differs': ('StarCraftII/Libs/m', [('StarCraftII/Libs/m', b'x', FILE,
+                                                    {'local_name': b'../../evil.txt!'})]),
+    'asi-field-makes-a-link': ('StarCraftII/Libs/asi', [('StarCraftII/Libs/asi', b'/etc', FILE, {
+        'attr': 0, 'extra': asi_unix(stat.S_IFLNK | 0o777)})]),
+    'link-made-on-beos': ('StarCraftII/Libs/beos', [('StarCraftII/Libs/beos', b'/etc', LINK, {'host': 16})]),
+    'backslashes': ('StarCraftII\\..\\..\\evil.txt', [('StarCraftII\\..\\..\\evil.txt', b'x', FILE, {'host': 0})]),
+    'nul-in-name': ('StarCraftII/ok\x00/../../evil.txt', [('StarCraftII/ok\x00/../../evil.txt', b'x', FILE)]),
+    'control-char': ('StarCraftII/a\nb', [('StarCraftII/a\nb', b'x', FILE)]),
+    'dot-component': ('StarCraftII/./Libs/z', [('StarCraftII/./Libs/z', b'x', FILE)]),
+    'empty-component': ('StarCraftII//Libs/z', [('StarCraftII//Libs/z', b'x', FILE)]),
+    'drive-letter': ('C:/evil.txt', [('C:/evil.txt', b'x', FILE)]),
+    'duplicate': ('StarCraftII/Libs/x', [('StarCraftII/Libs/x', b'again', FILE)]),
+    'file-and-folder': ('StarCraftII/Libs/x/', [('StarCraftII/Libs/x/', b'', DIR)]),
+    'under-a-file': ('StarCraftII/Libs/x/inner', [('StarCraftII/Libs/x/inner', b'x', FILE)]),
+    # l2 -> .. stays inside; l1 -> l2/../../.. is inside read as text, but the kernel resolves l2 first: outside
+    'link-chain': ('StarCraftII/Libs/l1', [('StarCraftII/Libs/l2', b'..', LINK),
+                                           ('StarCraftII/Libs/l1', b'l2/../../..', LINK)]),
+    'link-to-link-outside': ('StarCraftII/Libs/b', [('StarCraftII/Libs/a', b'b', LINK),
+                                                    ('StarCraftII/Libs/b', b'../../../..', LINK)]),
+    'nul-in-link': ('StarCraftII/Libs/n', [('StarCraftII/Libs/n', b'x\x00/../../../..', LINK)]),
+}
+
+def everything(folder: Path) -> set[str]:
+    "Every path under `folder` (symlinks not followed), relative."
+    return {p.relative_to(folder).as_posix() for p in folder.rglob('*')}
+
+@pytest.mark.parametrize('attack', ATTACKS)
+def test_crafted_member_refused_by_install(server, tmp_path, attack):
+    "Refused from the listing right after the download, with a one-line error naming the member; the zip is deleted."
+    root = tmp_path / 'home'; root.mkdir()
+    bad, extra = ATTACKS[attack]
+    server.files['/Linux/SC2.4.10.zip'] = make_zip(game_entries(extra), PASSWORD)
+    with pytest.raises(sc2i.UnsafeArchive) as e: run(server, root / 'StarCraftII')
+    msg = str(e.value)
+    assert repr(bad) in msg and 'nothing was extracted' in msg and 'deleted' in msg and '\n' not in msg, msg
+    assert everything(tmp_path) == {'home'}
+    assert [p for p, _ in server.requests] == ['/Linux/SC2.4.10.zip']
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+@pytest.mark.parametrize('attack', ATTACKS)
+def test_crafted_member_refused_by_extract(tmp_path, attack, extractor):
+    "extract() with either extractor: nothing is written, inside the destination or outside it."
+    box = tmp_path / 'box'; (box / 'a').mkdir(parents=True)
+    archive = box / 'game.zip'
+    archive.write_bytes(make_zip(game_entries(ATTACKS[attack][1]), PASSWORD))
+    with pytest.raises(sc2i.UnsafeArchive, match='nothing was extracted'):
+        sc2i.extract(archive, box / 'a' / 'b' / 'out', PASSWORD.decode(), extractor)
+    assert everything(tmp_path) == {'box', 'box/a', 'box/game.zip'}
+
+@pytest.mark.skipif(not HAS_UNZIP, reason='no unzip program')
+def test_the_unicode_path_attack_is_real(tmp_path):
+    "Without the checks, unzip does unpack the member as 'esc', a symlink out of the folder (zipfile sees it inside)."
+    archive = tmp_path / 'z.zip'
+    archive.write_bytes(make_zip(ATTACKS['unicode-path-renames-a-link'][1]))
+    with zipfile.ZipFile(archive) as zf: assert zf.namelist() == [RENAMED]
+    out = tmp_path / 'x' / 'y' / 'out'; out.mkdir(parents=True)
+    subprocess.run(['unzip', '-q', '-o', str(archive), '-d', str(out)], check=True, capture_output=True)
+    assert os.readlink(out / 'esc') == '../../..'
+    assert (out / 'esc').resolve() == tmp_path                          # three levels above the folder unpacked into
+    archive.write_bytes(make_zip(ATTACKS['asi-field-makes-a-link'][1]))
+    with zipfile.ZipFile(archive) as zf: assert zf.infolist()[0].external_attr == 0      # zipfile: a plain file
+    subprocess.run(['unzip', '-q', '-o', str(archive), '-d', str(out)], check=True, capture_output=True)
+    assert os.readlink(out / 'StarCraftII/Libs/asi') == '/etc'                          # unzip: a symlink to /etc
+
+@pytest.mark.skipif(not HAS_UNZIP, reason='no unzip program')
+def test_unzip_gets_the_checked_names_and_is_audited(tmp_path, monkeypatch):
+    "Defence in depth, with the name checks switched off: unzip extracts only the checked names, and what it wrote is "
+    "compared with the listing."
+    archive = tmp_path / 'game.zip'
+    archive.write_bytes(make_zip(game_entries(ATTACKS['unicode-path-renames-a-link'][1]), PASSWORD))
+    monkeypatch.setattr(sc2i, '_refusal', lambda info, local: None)
+    dest = tmp_path / 'out'
+    with pytest.raises(sc2i.UnsafeArchive, match=f"does not find the member '{RENAMED}'"):
+        sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
+    assert not os.path.lexists(dest / 'esc')
+    monkeypatch.setattr(sc2i, '_batches', lambda args: [['*']])         # now unzip extracts whatever it sees
+    with pytest.raises(sc2i.UnsafeArchive, match="wrote 'esc', which is not in the listing"):
+        sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
+    assert everything(tmp_path) <= {'game.zip', 'out'}
+
+def test_link_out_of_a_nested_game_folder_refused(server, tmp_path):
+    "In SC2.4.9.2/StarCraftII/, a symlink to ../x is inside the zip but outside the install once moved into place."
+    target = tmp_path / 'StarCraftII'
+    entries = [('SC2.4.9.2/' + n, d, m) for n, d, m in game_entries()]
+    server.files['/Linux/SC2.4.10.zip'] = make_zip(entries + [('SC2.4.9.2/StarCraftII/Maps/up', b'../../x', LINK)],
+                                                   PASSWORD)
+    with pytest.raises(sc2i.UnsafeArchive, match="'SC2.4.9.2/StarCraftII/Maps/up' is a symlink to '../../x'"):
+        run(server, target)
+    assert everything(tmp_path) == set()
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_link_leaving_the_install_caught_after_unpacking(tmp_path, extractor, monkeypatch):
+    "Should a link out of the game folder pass the listing checks, it is caught on disk before anything moves."
+    staging = tmp_path / 'staging'; staging.mkdir()
+    archive = tmp_path / 'game.zip'
+    archive.write_bytes(make_zip([('SC2/' + n, d, m) for n, d, m in game_entries()] +
+                                 [('SC2/StarCraftII/Maps/up', b'../../x', LINK)], PASSWORD))
+    sc2i.extract(archive, staging, PASSWORD.decode(), extractor)      # inside the zip's folder: accepted here
+    assert sc2i._links_leaving(staging / 'SC2' / 'StarCraftII') == ["'Maps/up' -> '../../x'"]
+    assert sc2i._links_leaving(staging) == []
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_existing_symlink_in_destination_refused(tmp_path, extractor):
+    dest = tmp_path / 'out'; (dest / 'StarCraftII').mkdir(parents=True)
+    (tmp_path / 'elsewhere').mkdir()
+    os.symlink(tmp_path / 'elsewhere', dest / 'StarCraftII' / 'Libs')
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(), PASSWORD))
+    with pytest.raises(sc2i.UnsafeArchive, match="'StarCraftII/Libs' is already a symlink"):
+        sc2i.extract(archive, dest, PASSWORD.decode(), extractor)
+    assert list((tmp_path / 'elsewhere').iterdir()) == []
+
+ODD_NAMES = [('StarCraftII/Maps/[x]*?.SC2Map', b'brackets', FILE), ('StarCraftII/Maps/x.SC2Map', b'plain x', FILE),
+             ('StarCraftII/-d', b'dash', FILE), ('StarCraftII/-x', b'dash x', FILE)]
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_wildcards_and_dashes_in_names(tmp_path, extractor, monkeypatch):
+    "unzip is given each name escaped: wildcards match only themselves, a leading '-' is not an option; in small "
+    "batches too."
+    monkeypatch.setattr(sc2i, '_batches', lambda args: [args[i:i + 3] for i in range(0, len(args), 3)])
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(ODD_NAMES), PASSWORD))
+    dest = tmp_path / 'out'
+    sc2i.extract(archive, dest, PASSWORD.decode(), extractor)
+    names = set()
+    for name, data, _ in game_entries(ODD_NAMES):
+        if not name.endswith('/'): assert (dest / name).read_bytes() == data, name
+        parts = name.rstrip('/').split('/')
+        names |= {'/'.join(parts[:k]) for k in range(1, len(parts) + 1)}
+    assert everything(dest) == names
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_non_ascii_names_use_zipfile(tmp_path, extractor, capsys):
+    "Names unzip might spell otherwise (not ASCII) are unpacked with zipfile, under the checked names; the rest with "
+    "unzip."
+    archive = tmp_path / 'maps.zip'
+    archive.write_bytes(make_zip([('Ladder/', b'', DIR), ('Ladder/Café.SC2Map', b'cafe', FILE),
+                                  ('Ladder/plain.SC2Map', b'p', FILE), ('Ladder/ç', 'Café.SC2Map'.encode(), LINK)]))
+    sc2i.extract(archive, tmp_path / 'out', None, extractor)
+    assert (tmp_path / 'out/Ladder/Café.SC2Map').read_bytes() == b'cafe'
+    assert (tmp_path / 'out/Ladder/plain.SC2Map').read_bytes() == b'p'
+    assert os.readlink(tmp_path / 'out/Ladder/ç') == 'Café.SC2Map'
+    assert everything(tmp_path / 'out') == {'Ladder', 'Ladder/Café.SC2Map', 'Ladder/plain.SC2Map', 'Ladder/ç'}
+    assert ("2 member(s) of maps.zip with Python's zipfile" in capsys.readouterr().out) == (extractor == 'unzip')
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_no_world_writable_files(tmp_path, extractor):
+    "unzip restores modes as stored (0777 included); both extractors take write permission from group and others."
+    archive = tmp_path / 'a.zip'
+    archive.write_bytes(make_zip([('d/', b'', stat.S_IFDIR | 0o777), ('d/f', b'x', stat.S_IFREG | 0o777)]))
+    sc2i.extract(archive, tmp_path / 'out', None, extractor)
+    for p in ('d', 'd/f'): assert stat.S_IMODE((tmp_path / 'out' / p).stat().st_mode) & 0o022 == 0, p
+    assert os.access(tmp_path / 'out/d/f', os.X_OK)
+
+# %% https only
+@pytest.mark.parametrize('where', ['base_url', 'maps_url'])
+def test_plain_http_refused(server, tmp_path, where):
+    "Plain http (the local server) without allow_http: one line naming https, before anything is downloaded."
+    with pytest.raises(sc2i.InstallError) as e: run(server, tmp_path / 'StarCraftII', allow_http=False)
+    msg = str(e.value)
+    assert 'https://' in msg and server.url in msg and '\n' not in msg
+    kw = {'base_url': 'https://mirror.example', where: 'http://mirror.example/x.zip'}
+    if where == 'base_url': kw['base_url'] = 'http://mirror.example'
+    with pytest.raises(sc2i.InstallError, match='only https:// URLs'): run(server, tmp_path / 'StarCraftII', **kw)
+    assert server.requests == [] and list(tmp_path.iterdir()) == []
+
+def test_allow_http_is_only_for_this_machine(server, tmp_path):
+    for url in ('http://mirror.example', 'ftp://127.0.0.1', 'file:///etc'):
+        with pytest.raises(sc2i.InstallError, match='only https') as e:
+            run(server, tmp_path / 'StarCraftII', base_url=url)
+        assert ('--allow-http' in str(e.value)) == url.startswith('http:')
+    with pytest.raises(sc2i.InstallError, match='only https'):
+        sc2i.download('http://mirror.example/x.zip', tmp_path / 'x.zip', allow_http=True)
+    assert server.requests == [] and list(tmp_path.iterdir()) == []
+
+def test_cli_refuses_http(server, tmp_path, capsys):
+    assert sc2i.cli(['--accept-eula', '--path', str(tmp_path / 'sc2'), '--base-url', 'http://mirror.example']) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and 'only https://' in err and '--base-url' in err
+
+def test_redirect_to_plain_http_refused(server, tmp_path):
+    server.redirects['/Linux/SC2.4.10.zip'] = 'http://mirror.example/SC2.4.10.zip'
+    with pytest.raises(sc2i.DownloadError, match="to 'http://mirror.example/SC2.4.10.zip', which is not https"):
+        run(server, tmp_path / 'StarCraftII')
+    assert list(tmp_path.iterdir()) == []
+    server.redirects['/Linux/SC2.4.10.zip'] = server.url + '/moved/SC2.4.10.zip'    # this machine, with allow_http
+    server.files['/moved/SC2.4.10.zip'] = GAME_ZIP
+    run(server, tmp_path / 'StarCraftII')
+    assert_installed(tmp_path / 'StarCraftII')
+
+def test_redirect_handler_keeps_https():
+    follow = sc2i._HttpsRedirects(allow_http=False)
+    req = urllib.request.Request('https://blzdistsc2-a.akamaihd.net/Linux/SC2.4.10.zip')
+    for bad in ('http://127.0.0.1/SC2.4.10.zip', 'http://mirror.example/x', 'ftp://mirror.example/x'):
+        with pytest.raises(sc2i.DownloadError, match='not https'):
+            follow.redirect_request(req, None, 302, 'Found', {}, bad)
+    assert follow.redirect_request(req, None, 302, 'Found', {}, 'https://mirror.example/x').full_url == \
+        'https://mirror.example/x'
+
+# %% digests
+def sha(b: bytes) -> str: return hashlib.sha256(b).hexdigest()
+
+def pin_game(monkeypatch):
+    "Pin 4.10's sha256 to the test server's game zip."
+    monkeypatch.setitem(sc2i.VERSIONS, '4.10', sc2i.Build(f'{sc2i.CDN_URL}/Linux/SC2.4.10.zip', sha256=sha(GAME_ZIP)))
+
+def test_published_digests_are_pinned():
+    assert sc2i.VERSIONS['4.10'].sha256 is None                          # (unpinned by this file's fixture)
+    assert sc2i.SHA256['4.10'] == '1052f249f30a242bf5e17cc3315324919f9689307ca6dbcdb30bb41ea3004884'
+    assert sc2i.SHA256['4.7.1'] == 'adcdb041327c64000dd55cc4aec5141416a00f76fe14b821f1a8b6d156f23960'
+    assert sc2i.SHA256['3.17'] == '600b5761e39656009a28daf4cc9736327f98438260f01b2255b0247bdced3eae'
+    assert sc2i.game_archive('4.7.1').sha256 == sc2i.SHA256['4.7.1'] and sc2i.game_archive('4.9.3').sha256 is None
+    assert sc2i.mini_games_archive().sha256 is None
+
+def record(target: Path) -> dict:
+    return json.loads((target / sc2i.INSTALL_RECORD).read_text())['archives']
+
+def test_digests_recorded_and_a_changed_file_refused(server, tmp_path, monkeypatch):
+    target = tmp_path / 'StarCraftII'
+    pin_game(monkeypatch)
+    run(server, target)
+    rec = record(target)
+    assert rec['SC2.4.10.zip']['sha256'] == sha(GAME_ZIP) and rec['SC2.4.10.zip']['sha256_pinned'] is True
+    assert rec['mini_games.zip']['sha256'] == sha(MINI_GAMES_ZIP) and rec['mini_games.zip']['sha256_pinned'] is False
+    # the maps are removed and the server's mini_games.zip has changed since: refused, the recorded digest says so
+    shutil.rmtree(target / 'Maps/mini_games')
+    server.files['/mini_games.zip'] = make_zip([(f'mini_games/{m}.SC2Map', b'other', FILE) for m in sc2i.MINI_GAMES])
+    with pytest.raises(sc2i.ChecksumMismatch) as e: run(server, target)
+    msg = str(e.value)
+    assert sha(MINI_GAMES_ZIP) in msg and str(target / sc2i.INSTALL_RECORD) in msg and 'changed' in msg, msg
+    assert not (target / 'Maps/mini_games').exists() and not leftovers(tmp_path) and '\n' not in msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['StarCraftII']
+    server.files['/mini_games.zip'] = MINI_GAMES_ZIP                   # the same file again: fine
+    run(server, target)
+    assert_installed(target)
+
+# %% files already on disk are verified, not trusted
+def test_existing_download_verified(server, tmp_path, capsys):
+    target = tmp_path / 'StarCraftII'
+    for stale in (b'not a zip at all', LADDER_ZIP, make_zip(game_entries([('StarCraftII/../x', b'', FILE)]))):
+        (tmp_path / 'SC2.4.10.zip').write_bytes(stale)
+        run(server, target, keep_archive=True, maps=False)
+        assert 'Not using the already downloaded' in capsys.readouterr().out
+        assert (tmp_path / 'SC2.4.10.zip').read_bytes() == GAME_ZIP
+        assert ('/Linux/SC2.4.10.zip', None) in server.requests
+        shutil.rmtree(target); server.requests.clear()
+    run(server, target, keep_archive=True, maps=False)                  # the good copy: used as it is
+    assert server.requests == [] and 'Using the already downloaded' in capsys.readouterr().out
+
+def test_existing_download_checked_against_pinned_digest(server, tmp_path, monkeypatch, capsys):
+    pin_game(monkeypatch)
+    other = make_zip(game_entries([('StarCraftII/Libs/extra', b'x', FILE)]), PASSWORD)   # a valid game zip, not it
+    (tmp_path / 'SC2.4.10.zip').write_bytes(other)
+    run(server, tmp_path / 'StarCraftII', keep_archive=True)
+    assert f'its sha256 is {sha(other)}, not {sha(GAME_ZIP)}' in capsys.readouterr().out
+    assert (tmp_path / 'SC2.4.10.zip').read_bytes() == GAME_ZIP
+    assert not (tmp_path / 'StarCraftII/Libs/extra').exists()
+
+@pytest.mark.parametrize('pinned', [False, True])
+def test_full_size_partial_download_verified(server, tmp_path, monkeypatch, capsys, pinned):
+    "A .part as long as the file (the server answers 416): a stale one is downloaded again, a good one is used."
+    if pinned:
+        pin_game(monkeypatch)
+    target, part = tmp_path / 'StarCraftII', tmp_path / 'SC2.4.10.zip.part'
+    part.write_bytes(b'\0' * len(GAME_ZIP))
+    run(server, target, keep_archive=True, maps=False)
+    assert 'has the full size but is not usable' in capsys.readouterr().out
+    assert (tmp_path / 'SC2.4.10.zip').read_bytes() == GAME_ZIP and not part.exists()
+    shutil.rmtree(target); (tmp_path / 'SC2.4.10.zip').rename(part); server.requests.clear()
+    run(server, target, keep_archive=True, maps=False)
+    assert server.requests == [('/Linux/SC2.4.10.zip', f'bytes={len(GAME_ZIP)}-')]    # nothing downloaded again
+    assert 'verified' in capsys.readouterr().out
+    assert (target / 'Versions/Base75689/SC2_x64').read_bytes() == SC2_X64
+
+@pytest.mark.parametrize('pinned', [False, True])
+def test_resume_onto_a_stale_partial_file_starts_over(server, tmp_path, monkeypatch, capsys, pinned):
+    "The .part holds the start of another file: the resumed download does not verify, so it starts again, once."
+    if pinned:
+        pin_game(monkeypatch)
+    target = tmp_path / 'StarCraftII'
+    (tmp_path / 'SC2.4.10.zip.part').write_bytes(b'PK\x03\x04' + os.urandom(len(GAME_ZIP) // 2))
+    run(server, target, keep_archive=True)
+    assert 'the partial file it continued was stale' in capsys.readouterr().out
+    assert [r for _, r in server.requests[:2]] == [f'bytes={len(GAME_ZIP) // 2 + 4}-', None]
+    assert (tmp_path / 'SC2.4.10.zip').read_bytes() == GAME_ZIP
+    assert_installed(target)
+
+def test_mini_games_zip_must_hold_all_seven(server, tmp_path):
+    server.files['/mini_games.zip'] = make_zip([(f'mini_games/{m}.SC2Map', b'm', FILE) for m in sc2i.MINI_GAMES[:-1]])
+    with pytest.raises(sc2i.InstallError, match=f'mini_games.zip lacks mini_games/{sc2i.MINI_GAMES[-1]}.SC2Map; the '
+                                                f'download from .* was deleted'):
+        run(server, tmp_path / 'StarCraftII')
+    assert not (tmp_path / 'StarCraftII').exists() and not (tmp_path / 'mini_games.zip').exists()

@@ -6,12 +6,13 @@ import psutil, pytest
 
 from reaver_nb.sc2 import launch
 from reaver_nb.sc2.installer import MINI_GAMES
-from reaver_nb.sc2.launch import (GameCrashed, TcmallocRemoved, doctor, explain_exit, launch_checked,
-                                  prepare_game_environment, start_game, strip_tcmalloc)
+from reaver_nb.sc2.launch import (GameCrashed, TcmallocRemoved, doctor, explain_exit, game_environment,
+                                  is_tcmalloc, launch_checked, prepare_game_environment, start_game, strip_tcmalloc)
 
 FAKE = Path(__file__).parent / 'fakes' / 'fake_sc2.sh'
 COLAB = '/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4'   # only a string: nothing here loads it (the file is absent)
 KEEP = '/opt/lib/libkeep.so'
+FOLDER = '/opt/tcmalloc-tools/libfoo.so'               # 'tcmalloc' in a folder's name only: not a tcmalloc
 
 def make_layout(root: Path, maps=MINI_GAMES) -> Path:
     "A fake $SC2PATH: Versions/Base75689/SC2_x64 (the stand-in) and Maps/mini_games/*.SC2Map; returns the binary."
@@ -22,14 +23,19 @@ def make_layout(root: Path, maps=MINI_GAMES) -> Path:
     for m in maps: (root / 'Maps' / 'mini_games' / f'{m}.SC2Map').write_bytes(b'fake map')
     return exe
 
+@pytest.fixture(autouse=True)
+def fresh_state(monkeypatch):
+    "As in a fresh process: nothing said yet, prepare_game_environment() not called (the pysc2 hooks pass through)."
+    monkeypatch.setitem(launch._state, 'announced', False)
+    monkeypatch.setitem(launch._state, 'removed', [])
+    monkeypatch.setitem(launch._state, 'armed', False)
+
 @pytest.fixture
 def game(tmp_path, monkeypatch):
-    "The stand-in game as $SC2PATH; a fresh 'said once' state; fails the test if a game process is left running."
+    "The stand-in game as $SC2PATH; fails the test if a game process is left running."
     root = tmp_path / 'StarCraftII'
     exe = make_layout(root)
     monkeypatch.setenv('SC2PATH', str(root))
-    monkeypatch.setitem(launch._state, 'announced', False)
-    monkeypatch.setitem(launch._state, 'removed', [])
     yield exe
     pid_file = exe.parent / 'pid.txt'
     if pid_file.exists():
@@ -75,24 +81,37 @@ def test_strip_leaves_other_environments_alone():
         before = dict(env)
         assert strip_tcmalloc(env) == [] and env == before
 
-def test_strip_on_os_environ(monkeypatch):
-    monkeypatch.setenv('LD_PRELOAD', COLAB)
-    assert strip_tcmalloc() == [COLAB]
-    assert 'LD_PRELOAD' not in os.environ
+def test_tcmalloc_is_known_by_its_file_name():
+    for lib in (COLAB, 'libtcmalloc.so', '/usr/lib/libtcmalloc_minimal.so.4', '/x/LIBTCMALLOC_debug.so.4.5.9',
+                '/opt/gperftools/lib/libtcmalloc_and_profiler.so'):
+        assert is_tcmalloc(lib), lib
+    for lib in (FOLDER, '/usr/lib/tcmalloc.so', '/usr/lib/libtcmalloc.a', '/opt/libtcmalloc/libjemalloc.so.2', KEEP):
+        assert not is_tcmalloc(lib), lib
+    env = {'LD_PRELOAD': f'{FOLDER}:{COLAB}'}
+    assert strip_tcmalloc(env) == [COLAB] and env == {'LD_PRELOAD': FOLDER}
 
-def test_prepare_says_it_once(monkeypatch, recwarn):
-    monkeypatch.setitem(launch._state, 'announced', False)
-    monkeypatch.setitem(launch._state, 'removed', [])
+def test_strip_needs_a_mapping_and_game_environment_copies(monkeypatch):
+    "Nothing here edits os.environ: strip_tcmalloc takes the mapping to edit, game_environment() returns a copy."
+    monkeypatch.setenv('LD_PRELOAD', f'{COLAB}:{KEEP}')
+    with pytest.raises(TypeError): strip_tcmalloc()
+    env = game_environment()
+    assert env['LD_PRELOAD'] == KEEP and env['PATH'] == os.environ['PATH']
+    assert os.environ['LD_PRELOAD'] == f'{COLAB}:{KEEP}'
+    assert game_environment({'LD_PRELOAD': COLAB, 'A': 'b'}) == {'A': 'b'}
+
+def test_prepare_says_it_once_and_leaves_os_environ_alone(monkeypatch, recwarn):
     monkeypatch.setenv('LD_PRELOAD', f'{COLAB} {KEEP}')
     assert prepare_game_environment() == [COLAB]
-    assert os.environ['LD_PRELOAD'] == KEEP
-    monkeypatch.setenv('LD_PRELOAD', COLAB)
-    assert prepare_game_environment() == [COLAB]          # removed again, but not said again
-    assert 'LD_PRELOAD' not in os.environ
+    assert os.environ['LD_PRELOAD'] == f'{COLAB} {KEEP}' and launch._state['armed']
+    assert prepare_game_environment() == [COLAB]          # found again, but not said again
+    mine = {'LD_PRELOAD': COLAB}
+    assert prepare_game_environment(mine) == [COLAB] and mine == {}     # a mapping of your own: edited
+    monkeypatch.setenv('LD_PRELOAD', FOLDER)
     assert prepare_game_environment() == []
     said = [w for w in recwarn if issubclass(w.category, TcmallocRemoved)]
     assert len(said) == 1
     assert COLAB in str(said[0].message) and 'LD_PRELOAD' in str(said[0].message)
+    assert 'os.environ' in str(said[0].message) and 'keeps it' in str(said[0].message)
 
 # -- explain_exit -----------------------------------------------------------------------------------------------------
 def test_explain_exit():
@@ -119,6 +138,7 @@ def test_pysc2_launch_after_prepare_runs(game, monkeypatch, pysc2):
     monkeypatch.setenv('LD_PRELOAD', f'{COLAB} {KEEP}')
     with pytest.warns(TcmallocRemoved):
         assert prepare_game_environment() == [COLAB]
+    assert os.environ['LD_PRELOAD'] == f'{COLAB} {KEEP}'       # this process keeps it: only the game goes without
     run_config = run_configs.get()
     t = time.monotonic()
     with pytest.raises(ConnectError):     # the stand-in opens no websocket
@@ -127,6 +147,7 @@ def test_pysc2_launch_after_prepare_runs(game, monkeypatch, pysc2):
     env = child_env(game)
     assert env['LD_PRELOAD'] == KEEP
     assert env['LD_LIBRARY_PATH'].endswith('/Libs/')
+    assert os.environ['LD_PRELOAD'] == f'{COLAB} {KEEP}' and run_config.env['LD_PRELOAD'] == f'{COLAB} {KEEP}'
     argv = (game.parent / 'argv.txt').read_text().split()
     assert argv[:2] == ['-listen', '127.0.0.1'] and '-port' in argv and '-dataDir' in argv
 
@@ -138,12 +159,24 @@ def test_launch_checked_fixes_a_run_config_built_earlier(game, monkeypatch, pysc
     with pytest.warns(TcmallocRemoved), pytest.raises(ConnectError):   # not GameCrashed: the game was running
         launch_checked(lambda: run_config.start(want_rgb=False, timeout_seconds=1))
     assert child_env(game)['LD_PRELOAD'] == KEEP
-    assert os.environ['LD_PRELOAD'] == KEEP
+    assert os.environ['LD_PRELOAD'] == f'{COLAB}:{KEEP}'                 # neither this process's environment
+    assert run_config.env['LD_PRELOAD'] == f'{COLAB}:{KEEP}'             # nor the run config's was changed
 
-def test_bypassed_fix_raises_game_crashed(game, monkeypatch, pysc2):
-    "(c) Without the fix the game segfaults, and the wrapper says why and what to do."
+def test_a_folder_named_tcmalloc_is_kept(game, monkeypatch, pysc2, recwarn):
+    "A preload in a folder called tcmalloc-something is not tcmalloc: kept for the game, which runs, and no warning."
+    run_configs, ConnectError = pysc2
+    monkeypatch.setenv('LD_PRELOAD', f'{FOLDER}:{KEEP}')
+    with pytest.raises(ConnectError):
+        launch_checked(lambda: run_configs.get().start(want_rgb=False, timeout_seconds=1))
+    assert child_env(game)['LD_PRELOAD'] == f'{FOLDER}:{KEEP}'
+    assert not [w for w in recwarn if issubclass(w.category, TcmallocRemoved)]
+
+@pytest.mark.parametrize('prepared_before', [False, True])
+def test_bypassed_fix_raises_game_crashed(game, monkeypatch, pysc2, prepared_before):
+    "(c) Without the fix the game segfaults, and the wrapper says why and what to do (prepare=False wins inside)."
     run_configs, ConnectError = pysc2
     monkeypatch.setenv('LD_PRELOAD', f'{COLAB} {KEEP}')
+    monkeypatch.setitem(launch._state, 'armed', prepared_before)
     t = time.monotonic()
     with pytest.raises(GameCrashed) as info:
         launch_checked(lambda: run_configs.get().start(want_rgb=False, timeout_seconds=5), prepare=False)
@@ -202,6 +235,16 @@ def test_doctor_on_an_empty_dir(tmp_path, monkeypatch):
     assert 'BuildMarines' in report['maps'][1]
     report, out = run_doctor(tmp_path / 'nowhere')
     assert not report['sc2path'][0] and 'does not exist' in report['sc2path'][1]
+
+def test_doctor_ld_preload_after_prepare(tmp_path, monkeypatch):
+    "tcmalloc still in this process's LD_PRELOAD, but the games run without it: a pass, saying so."
+    monkeypatch.setenv('LD_PRELOAD', f'{COLAB} {KEEP}')
+    assert not run_doctor(tmp_path)[0]['ld_preload'][0]
+    with pytest.warns(TcmallocRemoved): prepare_game_environment()
+    ok, detail = run_doctor(tmp_path)[0]['ld_preload']
+    assert ok and 'the games run without it' in detail
+    monkeypatch.setenv('LD_PRELOAD', FOLDER)
+    assert run_doctor(tmp_path)[0]['ld_preload'] == (True, f"{FOLDER!r}, no tcmalloc")
 
 def test_doctor_uses_sc2path_and_default(tmp_path, monkeypatch):
     make_layout(tmp_path / 'sc2')

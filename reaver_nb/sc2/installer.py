@@ -9,17 +9,23 @@ The game archive (about 4 GB) is protected by a password whose use means accepti
 licence, so nothing is downloaded or unpacked unless you accept it (`accept_eula=True` / `--accept-eula`).
 The install is all or nothing: archives are unpacked into a hidden staging folder next to the target and moved into
 place only once complete; an interrupted download resumes where it stopped when you run the same command again.
+
+Downloads use https only (`allow_http=True` / `--allow-http` admits plain http to this machine, 127.0.0.1 or localhost,
+for tests and local mirrors), and a redirect elsewhere is refused. A file is checked against its sha256 where one is
+pinned (`SHA256`), else against the digest recorded in the install (`INSTALL_RECORD`) when the same file was installed
+there before; a file already on disk is verified, never trusted for its size. Every archive member is checked before
+anything is unpacked, under the name and file type that Info-ZIP's unzip would give it.
 """
 from __future__ import annotations
-import argparse, hashlib, http.client, os, re, shutil, stat, subprocess, sys, tempfile, zipfile, zlib
-import urllib.error, urllib.request
+import argparse, hashlib, http.client, ipaddress, json, os, re, shutil, stat, struct, subprocess, sys, tempfile
+import urllib.error, urllib.parse, urllib.request, zipfile, zlib
 from dataclasses import dataclass
 from pathlib import Path
 from tqdm.auto import tqdm
 
 __all__ = ['install', 'cli', 'add_install_args', 'run_install', 'sc2_path', 'download', 'extract', 'Build', 'VERSIONS',
            'InstallError', 'LicenseNotAccepted', 'NotEnoughDiskSpace', 'DownloadError', 'ChecksumMismatch',
-           'UnsafeArchive', 'EULA_URL', 'MINI_GAMES']
+           'UnsafeArchive', 'EULA_URL', 'MINI_GAMES', 'SHA256', 'INSTALL_RECORD', 'safe_members', 'verify']
 
 CDN_URL = 'https://blzdistsc2-a.akamaihd.net'
 EULA_URL = f'{CDN_URL}/AI_AND_MACHINE_LEARNING_LICENSE.html'
@@ -41,7 +47,8 @@ class LicenseNotAccepted(InstallError): "The licence was not accepted, so nothin
 class NotEnoughDiskSpace(InstallError): "A disk has too little free space for the download or the unpacked game."
 class DownloadError(InstallError): "The server answered with an error, or the connection dropped."
 class ChecksumMismatch(DownloadError): "The downloaded file has the wrong size or sha256 (it has been deleted)."
-class UnsafeArchive(InstallError): "An archive member would land outside the install folder (nothing was extracted)."
+class UnsafeArchive(InstallError):
+    "An archive member could land outside the install folder, or under another name than checked (nothing was kept)."
 
 # %% what to download
 @dataclass(frozen=True)
@@ -53,8 +60,24 @@ class Build:
 
 def _game_url(version: str) -> str: return f'{CDN_URL}/Linux/SC2.{version}.zip'
 
-# Byte sizes and digests are left None until measured on the real files: the server's Content-Length is always checked.
-VERSIONS = {v: Build(_game_url(v))
+# sha256 of the zip files themselves, only where a public source pins one (none is guessed):
+#   4.10   NixOS/nixpkgs, pkgs/by-name/sc/sc2-headless/package.nix: fetchurl hash
+#          "sha256-EFLySfMKJCv14XzDMVMkkZ+WiTB8ptvNswu0HqMASIQ=" (the digest below in base64); Harimus/SpinningUpPySc2,
+#          install_sc2.sh, pins the same digest (CORRECT_SHA=..., checked with sha256sum -c).
+#   4.7.1  NixOS/nixpkgs, pkgs/applications/science/machine-learning/sc2-headless/default.nix (the package before it
+#          moved to pkgs/by-name): fetchurl sha256 "0q1ry9bd3dm8y4hvh57yfq7s05hl2k2sxi2wsl6h0r3w690v1kdd" (nix base-32).
+#   3.17   an older version of that nixpkgs file: fetchurl sha256
+#          "1biyxpf7n95hali1pw30h91rhzrj6sbwrx6s52d00mlnwdhmf2v0".
+# None was found for 4.9.3, 4.8.2, 4.6.2, 4.1.2, 4.0.2, 3.16.1, Blizzard's map packs or DeepMind's mini_games.zip
+# (nixpkgs' maps.nix pins those with fetchzip, whose hash is of the unpacked files, not of the zip). For those the size
+# the server announces and the zip's listing are checked, and the sha256 of what was installed is recorded in the
+# install (INSTALL_RECORD): a later download of the same file into that install must have the same digest.
+SHA256 = {'4.10': '1052f249f30a242bf5e17cc3315324919f9689307ca6dbcdb30bb41ea3004884',
+          '4.7.1': 'adcdb041327c64000dd55cc4aec5141416a00f76fe14b821f1a8b6d156f23960',
+          '3.17': '600b5761e39656009a28daf4cc9736327f98438260f01b2255b0247bdced3eae'}
+
+# Byte sizes are left None (not measured on the real files): the server's Content-Length is always checked.
+VERSIONS = {v: Build(_game_url(v), sha256=SHA256.get(v))
             for v in ('4.10', '4.9.3', '4.8.2', '4.7.1', '4.6.2', '4.1.2', '4.0.2', '3.17', '3.16.1')}
 
 @dataclass(frozen=True)
@@ -88,7 +111,7 @@ def game_archive(version: str = DEFAULT_VERSION, base_url: str | None = None) ->
                    EULA_PASSWORD, build.size, build.sha256)
 
 def mini_games_archive(url: str | None = None) -> Archive:
-    "DeepMind's mini-game maps (no password), unpacked as Maps/mini_games/<Name>.SC2Map."
+    "DeepMind's mini-game maps (no password), unpacked as Maps/mini_games/<Name>.SC2Map (no published sha256)."
     return Archive('mini-game maps', url or MINI_GAMES_URL, 'Maps',
                    tuple(f'Maps/mini_games/{m}.SC2Map' for m in MINI_GAMES))
 
@@ -140,14 +163,53 @@ def check_free_space(needs: list[tuple[Path, int, str]], min_free_gb: float | No
                 f"unpacked). Free some space there, or use a disk with more room: set SC2PATH (or --path / path=) "
                 f"to a folder on it for the game, and --download-dir / download_dir= for the archive")
 
+# %% https only
+def _loopback(host: str | None) -> bool:
+    if not host: return False
+    if host.lower() == 'localhost': return True
+    try: return ipaddress.ip_address(host).is_loopback
+    except ValueError: return False
+
+def _require_https(url: str, allow_http: bool = False):
+    """Raise `InstallError` unless `url` is https (or, with `allow_http`, plain http to this machine: tests, local
+    mirrors)."""
+    try: parts = urllib.parse.urlsplit(url)
+    except ValueError as e: raise InstallError(f'{url!r} is not a URL ({e}); give an https:// URL') from None
+    scheme = parts.scheme.lower()
+    if scheme == 'https' and parts.hostname: return
+    if scheme == 'http' and allow_http and _loopback(parts.hostname): return
+    local = (' (--allow-http / allow_http=True only admits http://127.0.0.1 or http://localhost, for tests)'
+             if scheme == 'http' and allow_http else '')
+    raise InstallError(f'refusing to download {url!r}: only https:// URLs are used, since a plain http download can be '
+                       f'altered on the way{local}; use the https:// address of the file or of the mirror '
+                       f'(--base-url / --maps-url)')
+
+class _HttpsRedirects(urllib.request.HTTPRedirectHandler):
+    "Follows a redirect only to a URL `_require_https` accepts."
+    def __init__(self, allow_http: bool = False):
+        super().__init__(); self.allow_http = allow_http
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        try: _require_https(newurl, self.allow_http)
+        except InstallError:
+            if fp is not None: fp.close()
+            raise DownloadError(f'{req.full_url} redirects to {newurl!r}, which is not https; refusing to follow it '
+                                f'(use a URL that stays on https)') from None
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
 # %% download
-def _open(url: str, have: int, timeout: float):
-    "GET `url`, asking for the bytes from `have` on; returns (response, bytes already had that it continues)."
+def _open(url: str, have: int, timeout: float, allow_http: bool = False):
+    """GET `url`, asking for the bytes from `have` on; returns (response, bytes already had that it continues, None),
+    or (None, have, size of the whole file or None) when the server says the range starts at or past its end (416)."""
+    _require_https(url, allow_http)
     headers = {'User-Agent': USER_AGENT, **({'Range': f'bytes={have}-'} if have else {})}
+    opener = urllib.request.build_opener(_HttpsRedirects(allow_http))
     try:
-        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
+        response = opener.open(urllib.request.Request(url, headers=headers), timeout=timeout)
+    except InstallError: raise
     except urllib.error.HTTPError as e:
-        if e.code == 416 and have: return None, have      # the partial file is not a prefix of the file any more
+        if e.code == 416 and have:      # the partial file is at least as long as the file
+            m = re.fullmatch(r'bytes \*/(\d+)', (e.headers or {}).get('Content-Range', '').strip())
+            return None, have, int(m[1]) if m else None
         raise DownloadError(f'HTTP {e.code} {e.reason} from {url}') from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
         raise DownloadError(f'could not connect to {url}: {getattr(e, "reason", e)}; check the network and '
@@ -155,7 +217,7 @@ def _open(url: str, have: int, timeout: float):
     except ValueError as e:   # not a URL urllib knows
         raise DownloadError(f'cannot download {url!r}: {e}') from None
     if have and getattr(response, 'status', 200) != 206: have = 0   # the server ignored Range: start over
-    return response, have
+    return response, have, None
 
 def _total_size(response, have: int) -> int | None:
     "The size of the whole file, from Content-Range (resuming) or Content-Length; None when the server does not say."
@@ -168,72 +230,163 @@ def _total_size(response, have: int) -> int | None:
     n = response.headers.get('Content-Length', '')
     return int(n) if n.strip().isdigit() else None
 
-def _stream(response, part: Path, have: int, total: int | None, url: str, progress: bool):
-    with open(part, 'ab' if have else 'wb') as f, tqdm(total=total, initial=have, unit='B', unit_scale=True,
-                                                       desc=part.name.removesuffix('.part'),
-                                                       disable=not progress) as bar:
+def _sha256_of(file: Path, upto: int | None = None):
+    "A sha256 object fed with `file` (its first `upto` bytes)."
+    h, left = hashlib.sha256(), upto
+    with open(file, 'rb') as f:
+        while left is None or left > 0:
+            chunk = f.read(CHUNK if left is None else min(CHUNK, left))
+            if not chunk: break
+            h.update(chunk)
+            if left is not None: left -= len(chunk)
+    return h
+
+def _stream(response, part: Path, have: int, total: int | None, url: str, progress: bool, digest):
+    "Append the response body to `part` (never following a symlink there), feeding `digest`."
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, 'O_NOFOLLOW', 0) | (os.O_APPEND if have else os.O_TRUNC)
+    with open(os.open(part, flags, 0o644), 'wb') as f, tqdm(total=total, initial=have, unit='B', unit_scale=True,
+                                                          desc=part.name.removesuffix('.part'),
+                                                          disable=not progress) as bar:
         while True:
             try: chunk = response.read(CHUNK)
             except (OSError, http.client.HTTPException) as e:
                 raise DownloadError(f'the download of {url} was interrupted ({type(e).__name__}: {e}) after '
-                                    f'{_human(f.tell())}; re-run to resume it (the partial file {part} is '
+                                    f'{_human(have + f.tell())}; re-run to resume it (the partial file {part} is '
                                     f'kept)') from None
             if not chunk: return
-            f.write(chunk); bar.update(len(chunk))
+            f.write(chunk); digest.update(chunk); bar.update(len(chunk))
 
-def verify(file: Path, size: int | None = None, sha256: str | None = None, name: str | None = None):
-    "Check `file`'s size and sha256 where known; on a mismatch delete it and raise `ChecksumMismatch` about `name`."
+def verify(file: Path, size: int | None = None, sha256: str | None = None, name: str | None = None) -> str | None:
+    """Check `file`'s size and sha256 where known; on a mismatch delete it and raise `ChecksumMismatch` about `name`.
+    Returns the sha256 it computed (None when `sha256` was not given)."""
     name, got = name or file.name, file.stat().st_size
     if size is not None and got != size:
         file.unlink()
         raise ChecksumMismatch(f'{name} has {got} bytes but {size} were expected, so it is damaged or not the '
                                f'right file; it was deleted: re-run to download it again')
-    if sha256:
-        h = hashlib.sha256()
-        with open(file, 'rb') as f:
-            for chunk in iter(lambda: f.read(CHUNK), b''): h.update(chunk)
-        if h.hexdigest() != sha256.lower():
-            file.unlink()
-            raise ChecksumMismatch(f'the sha256 of {name} is {h.hexdigest()} but {sha256} was expected, so it is '
-                                   f'damaged or not the right file; it was deleted: re-run to download it again')
+    if not sha256: return None
+    digest = _sha256_of(file).hexdigest()
+    if digest != sha256.lower():
+        file.unlink()
+        raise ChecksumMismatch(f'the sha256 of {name} is {digest} but {sha256} was expected, so it is damaged or not '
+                               f'the right file; it was deleted: re-run to download it again')
+    return digest
+
+def _zip_readable(file: Path, name: str | None = None):
+    "The default check of a downloaded file: a zip whose listing (central directory) can be read."
+    _open_zip(file, name, advice='').close()
+
+def _problem(file: Path, size, sha256, check, expected_from) -> tuple[str | None, str | None]:
+    "(what is wrong with `file` as the download, or None; its sha256) — for a file found on disk, never trusted."
+    if file.is_symlink(): return 'it is a symlink', None
+    got = file.stat().st_size
+    if size is not None and got != size: return f'it has {got} bytes, not {size}', None
+    digest = _sha256_of(file).hexdigest()
+    if sha256 and digest != sha256.lower():
+        return f'its sha256 is {digest}, not {sha256} ({expected_from or "expected"})', digest
+    try: check(file)
+    except InstallError as e: return str(e), digest
+    return None, digest
+
+def _mismatch(name: str, digest: str, sha256: str, expected_from: str | None) -> ChecksumMismatch:
+    if expected_from and 'recorded' in expected_from:
+        return ChecksumMismatch(f'the sha256 of {name} is {digest} but the copy installed before had {sha256} '
+                                f'({expected_from}): the file changed on the server or is not the right one; it was '
+                                f'deleted. If the change is expected, remove the {name!r} entry there and re-run')
+    return ChecksumMismatch(f'the sha256 of {name} is {digest} but {sha256} was expected'
+                            f'{f" ({expected_from})" if expected_from else ""}, so it is damaged or not the right '
+                            f'file; it was deleted: re-run to download it again')
 
 def download(url: str, dest: Path, size: int | None = None, sha256: str | None = None, progress: bool = True,
-             timeout: float = 60.0, before_write=None) -> Path:
-    """Download `url` to `dest` through `dest.part`, resuming a partial download with an HTTP Range request, and
-    rename it to `dest` once complete and verified (size from the server and `size`, and `sha256`, where known).
+             timeout: float = 60.0, before_write=None, *, check=None, allow_http: bool = False) -> Path:
+    """Download `url` (https only, unless `allow_http` and it is on this machine) to `dest` through `dest.part`,
+    resuming a partial download with an HTTP Range request, and rename it to `dest` once complete and verified: size
+    from the server and `size`, `sha256` where known, and `check(file)` (raises `InstallError`; default: the zip's
+    listing can be read). A `dest` already there is verified the same way and downloaded again if it fails.
     `before_write(total, remaining)` is called with the sizes in bytes (or None) before anything is written."""
+    return _download(url, dest, size, sha256, progress, timeout, before_write, check, allow_http)[0]
+
+def _download(url, dest, size=None, sha256=None, progress=True, timeout=60.0, before_write=None, check=None,
+              allow_http=False, expected_from=None) -> tuple[Path, str]:
+    "`download`, returning (path, its sha256)."
+    _require_https(url, allow_http)
     dest = Path(dest); part = dest.with_name(dest.name + '.part')
-    if dest.exists():
-        verify(dest, size, sha256)
-        _say(f'Using the already downloaded {dest}'); return dest
+    check = check or (lambda f: _zip_readable(f, dest.name))
+    if dest.is_symlink() or dest.exists():
+        problem, digest = _problem(dest, size, sha256, check, expected_from)
+        if problem is None:
+            _say(f'Using the already downloaded {dest} (' + ('its sha256 matches' if sha256 else
+                 'no sha256 is known for it: its listing was checked') + ')')
+            return dest, digest
+        _say(f'Not using the already downloaded {dest}: {problem}; downloading it again')
+        dest.unlink()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    have = part.stat().st_size if part.exists() else 0
-    response, have = _open(url, have, timeout)
-    if response is None:                                # 416: cannot resume this file, start from zero
-        part.unlink(); response, have = _open(url, 0, timeout)
-    with response:
-        total = _total_size(response, have)
-        if size is not None and total is not None and total != size:
-            raise ChecksumMismatch(f'the server reports {total} bytes for {url} but {size} were expected; the file '
-                                   f'changed on the server or the URL is wrong (nothing was downloaded)')
-        if before_write: before_write(total, None if total is None else total - have)
-        if have: _say(f'Resuming {dest.name} at {_human(have)} of {_human(total)}')
-        _stream(response, part, have, total, url, progress)
-    got = part.stat().st_size
-    if total is not None and got < total:
-        raise DownloadError(f'the download of {url} stopped after {_human(got)} of {_human(total)}; re-run to '
-                            f'resume it (the partial file {part} is kept)')
-    verify(part, size if size is not None else total, sha256, dest.name)
-    os.replace(part, dest)
-    return dest
+    if part.is_symlink(): part.unlink()
+    for from_zero in (False, True):
+        have = part.stat().st_size if part.exists() and not from_zero else 0
+        response, have, whole = _open(url, have, timeout, allow_http)
+        if response is None:               # 416: the .part is at least as long as the file
+            if whole == have:              # exactly its size: a complete download not yet renamed, or a stale file
+                problem, digest = _problem(part, size, sha256, check, expected_from)
+                if problem is None:
+                    os.replace(part, dest); _say(f'Using the complete (and verified) partial download of {dest.name}')
+                    return dest, digest
+                _say(f'The partial download {part} has the full size but is not usable ({problem}); downloading '
+                     f'it again from the start')
+            part.unlink(missing_ok=True); response, have, _ = _open(url, 0, timeout, allow_http)
+        with response:
+            total = _total_size(response, have)
+            if size is not None and total is not None and total != size:
+                raise ChecksumMismatch(f'the server reports {total} bytes for {url} but {size} were expected; the '
+                                       f'file changed on the server or the URL is wrong (nothing was downloaded)')
+            if before_write: before_write(total, None if total is None else total - have)
+            if have: _say(f'Resuming {dest.name} at {_human(have)} of {_human(total)}')
+            digest = _sha256_of(part, have) if have else hashlib.sha256()
+            _stream(response, part, have, total, url, progress, digest)
+        got = part.stat().st_size
+        if total is not None and got < total:
+            raise DownloadError(f'the download of {url} stopped after {_human(got)} of {_human(total)}; re-run to '
+                                f'resume it (the partial file {part} is kept)')
+        verify(part, size if size is not None else total, None, dest.name)
+        digest, error = digest.hexdigest(), None
+        if sha256 and digest != sha256.lower():
+            error, why = _mismatch(dest.name, digest, sha256, expected_from), f'its sha256 is {digest}, not {sha256}'
+        else:
+            try: check(part)
+            except InstallError as e:
+                error, why = type(e)(f'{e}; the download from {url} was deleted: check the URL and re-run'), str(e)
+        if error is None:
+            os.replace(part, dest)
+            return dest, digest
+        part.unlink(missing_ok=True)
+        if not have or from_zero: raise error from None
+        _say(f'The resumed download of {dest.name} does not verify ({why}): the partial file it continued was '
+             f'stale; downloading it again from the start')
 
 # %% safe extraction
-def _is_link(info: zipfile.ZipInfo) -> bool:
-    return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
+# Two programs unpack: Info-ZIP's unzip (fast: it decrypts ZipCrypto in C) and Python's zipfile (hours on the 4 GB
+# game). The checks read the listing with zipfile, so every way unzip could name or type a member differently from
+# zipfile is refused (see `_refusal`); unzip is then given the accepted names one by one, and what it wrote is compared
+# with the listing afterwards (`_audit`).
+UNICODE_PATH, ASI_UNIX = 0x7075, 0x756E   # extra fields that unzip reads and zipfile does not: a name, a file type
+UNIX = 3                                  # ZipInfo.create_system of zips made on Unix
 
-def _walk(start: tuple[str, ...], rel: str, links: set) -> tuple[str, ...] | None:
-    """Follow the relative path `rel` from folder `start` (both inside the install); None when it is absolute, climbs
-    out of the install, or goes through a symlink member (whose destination the walk cannot know)."""
+def _is_link(info: zipfile.ZipInfo) -> bool:
+    return info.create_system == UNIX and stat.S_ISLNK(info.external_attr >> 16)
+
+@dataclass(frozen=True)
+class Member:
+    "An archive member the checks accepted: its path (as parts) in the folder it is unpacked into; a link's target."
+    info: zipfile.ZipInfo
+    parts: tuple[str, ...]
+    link: bytes | None = None
+
+    @property
+    def kind(self) -> str: return 'link' if self.link is not None else 'dir' if self.info.is_dir() else 'file'
+
+def _walk(start: tuple[str, ...], rel: str, links: set, floor: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """Follow the relative path `rel` from folder `start`; None when it is absolute, climbs above `floor` (the top of
+    the install: `()`, the folder unpacked into), or goes through a symlink (whose destination the walk cannot know)."""
     rel = rel.replace('\\', '/')
     if rel.startswith('/') or re.match(r'[A-Za-z]:', rel): return None
     parts = list(start)
@@ -241,36 +394,115 @@ def _walk(start: tuple[str, ...], rel: str, links: set) -> tuple[str, ...] | Non
         if name in ('', '.'): continue
         if tuple(parts) in links: return None
         if name == '..':
-            if not parts: return None
+            if len(parts) <= len(floor): return None
             parts.pop()
         else: parts.append(name)
     return tuple(parts)
 
-def safe_members(zf: zipfile.ZipFile, password: str | None = None) -> dict[str, tuple[str, ...]]:
-    """Each member's path (as parts) inside the folder it is unpacked into, from the zip's listing (which needs no
-    password); raise `UnsafeArchive` if any member, or any symlink's destination, would land outside it."""
-    infos = zf.infolist()
-    links = {_walk((), i.filename, set()) for i in infos if _is_link(i)} - {None}
-    paths, bad = {}, []
-    for info in infos:
-        parts = _walk((), info.filename, links)
-        if parts is None: bad.append(repr(info.filename)); continue
-        if _is_link(info):
-            dest = _read(zf, info, password).decode('utf-8', 'replace')
-            if _walk(parts[:-1], dest, links) is None: bad.append(f'{info.filename!r} -> {dest!r}'); continue
-        paths[info.filename] = parts
+def _extra_fields(extra: bytes) -> list[tuple[int, bytes]] | None:
+    "The (header id, data) pairs of an extra-field block; None when the block is malformed."
+    fields, i = [], 0
+    while i + 4 <= len(extra):
+        tag, n = struct.unpack_from('<HH', extra, i)
+        if i + 4 + n > len(extra): return None
+        fields.append((tag, extra[i + 4:i + 4 + n])); i += 4 + n
+    return fields
+
+def _local_header(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes, bytes] | None:
+    "(name, extra field) bytes of `info`'s local header, which unzip also reads; None when there is no header there."
+    zf.fp.seek(info.header_offset)
+    head = zf.fp.read(30)
+    if len(head) < 30 or head[:4] != b'PK\x03\x04': return None
+    n, m = struct.unpack_from('<HH', head, 26)
+    name, extra = zf.fp.read(n), zf.fp.read(m)
+    return (name, extra) if len(name) == n and len(extra) == m else None
+
+def _refusal(info: zipfile.ZipInfo, local: tuple[bytes, bytes] | None) -> str | None:
+    """Why a member must not be unpacked, judging its name alone, or None: names that are not plain relative paths,
+    and anything that would make unzip name it or type it otherwise than zipfile does."""
+    name = info.orig_filename                   # before zipfile cuts it at a NUL
+    if not name: return 'has an empty name'
+    if '\x00' in name: return 'has a NUL byte in its name'
+    if any(ord(c) < 32 or ord(c) == 127 for c in name): return 'has a control character in its name'
+    if '\\' in name: return 'has a backslash in its name (unzip reads it as a folder separator in some zips)'
+    if name.startswith('/') or re.match(r'[A-Za-z]:', name): return 'is an absolute path'
+    parts = name.removesuffix('/').split('/')
+    if '..' in parts: return "has a '..' component"
+    if '' in parts or '.' in parts: return "is not a plain path (it has an empty or '.' component)"
+    if local is None: return 'has no local header where the listing says'
+    raw = name.encode('utf-8' if info.flag_bits & 0x800 else 'cp437')
+    if local[0] != raw: return f'is named {local[0]!r} in its local header'
+    for where, extra in (('listing', info.extra), ('local header', local[1])):
+        fields = _extra_fields(extra)
+        if fields is None: return f'has a malformed extra field in its {where}'
+        for tag, data in fields:
+            if tag == UNICODE_PATH:
+                try: other = data[5:].decode('utf-8') if len(data) >= 5 else None
+                except UnicodeDecodeError: other = None
+                if other != name:
+                    return (f'has an Info-ZIP Unicode Path extra field (0x7075) in its {where} that unzip would use '
+                            f'to name it {other!r} instead')
+            if tag == ASI_UNIX and not info.external_attr >> 16:
+                return f'has an ASi Unix extra field (0x756e) in its {where} that unzip would take its file type from'
+    if stat.S_ISLNK(info.external_attr >> 16) and info.create_system != UNIX:
+        return f'is a symlink made on a system other than Unix (create_system {info.create_system})'
+    return None
+
+def safe_members(zf: zipfile.ZipFile, password: str | None = None,
+                 root: tuple[str, ...] = ()) -> dict[str, Member]:
+    """The members of `zf` (by name) with their paths inside the folder they are unpacked into, from the zip's listing
+    (reading only symlink destinations, small). Raise `UnsafeArchive` naming the members if any is refused: a name
+    that is not a plain relative path (absolute, '..', '.', '//', backslash, NUL or control character), a name or file
+    type that unzip would read differently (Unicode Path or ASi extra fields, local header differing from the
+    listing), a path given twice, a member under a symlink or a file, a symlink whose destination leaves the folder or
+    goes through another symlink. `root`: a sub-folder that becomes the install (the game's StarCraftII/): symlinks
+    inside it must stay inside it."""
+    bad, seen, members = [], {}, {}
+    for info in zf.infolist():
+        why = _refusal(info, _local_header(zf, info))
+        if why: bad.append(f'{info.orig_filename!r} {why}'); continue
+        parts = tuple(info.orig_filename.removesuffix('/').split('/'))
+        if parts in seen: bad.append(f'{info.orig_filename!r} is there twice (also as {seen[parts]!r})'); continue
+        seen[parts] = info.orig_filename
+        members[info.filename] = Member(info, parts)
+    links = {m.parts for m in members.values() if _is_link(m.info)}
+    files = {m.parts for m in members.values() if not m.info.is_dir()} - links
+    for name, m in list(members.items()):
+        above = next((m.parts[:k] for k in range(1, len(m.parts)) if m.parts[:k] in links or m.parts[:k] in files),
+                     None)
+        if above:
+            bad.append(f'{name!r} lies under the {"symlink" if above in links else "file"} {"/".join(above)!r}')
+            del members[name]; continue
+        if m.parts not in links: continue
+        target = _read(zf, m.info, password)
+        floor = root if root and m.parts[:len(root)] == root else ()
+        shown = target.decode('utf-8', 'backslashreplace')
+        if m.info.is_dir(): why = 'is both a folder and a symlink'
+        elif not target or b'\x00' in target: why = f'is a symlink to {shown!r} (empty, or with a NUL byte)'
+        elif _walk(m.parts[:-1], target.decode('utf-8', 'surrogateescape'), links, floor) is None:
+            why = f'is a symlink to {shown!r}, outside the install folder or through another symlink'
+        else:
+            members[name] = Member(m.info, m.parts, target); continue
+        bad.append(f'{name!r} {why}'); del members[name]
     if bad:
-        shown = ', '.join(bad[:5]) + (f' and {len(bad) - 5} more' if len(bad) > 5 else '')
-        raise UnsafeArchive(f'refusing to unpack {_name(zf)}: {shown} would land outside the install '
-                            f'folder (absolute path, "..", or a symlink out of it); nothing was extracted')
-    return paths
+        more = f' (and {len(bad) - 3} more)' if len(bad) > 3 else ''
+        raise UnsafeArchive(f'refusing to unpack {_name(zf)}: {"; ".join(bad[:3])}{more}; nothing was extracted')
+    return members
 
 def _name(zf: zipfile.ZipFile) -> str: return Path(zf.filename).name
+
+def _open_zip(file: Path, name: str | None = None, advice: str = '; delete it and re-run') -> zipfile.ZipFile:
+    "`zipfile.ZipFile(file)`, or `InstallError` saying that `name` is not a (readable) zip."
+    try: return zipfile.ZipFile(file)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, UnicodeDecodeError, EOFError, struct.error) as e:
+        raise InstallError(f'{name or Path(file).name} is not a valid zip archive ({e}){advice}') from None
 
 def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, password: str | None) -> bytes:
     try: return zf.read(info, pwd=password.encode() if password else None)
     except RuntimeError as e:  # zipfile's "Bad password for file"
         raise InstallError(f'cannot decrypt {_name(zf)}: {e}') from None
+    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
+        raise InstallError(f'{_name(zf)} is damaged ({e}); delete it and re-run') from None
 
 def _choose_extractor(extractor: str) -> str:
     if extractor not in ('auto', 'unzip', 'python'):
@@ -280,57 +512,159 @@ def _choose_extractor(extractor: str) -> str:
         raise InstallError("the 'unzip' program is not installed (apt-get install unzip), use extractor='python'")
     return extractor
 
-def _unzip_binary(archive: Path, dest: Path, password: str | None):
-    "Fast path: Info-ZIP's unzip decrypts ZipCrypto in C, keeps permissions and symlinks."
-    cmd = ['unzip', '-q', '-o', *(['-P', password] if password else []), str(archive), '-d', str(dest)]
-    r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if r.returncode not in (0, 1):   # 1: warnings only, everything was extracted
-        why = UNZIP_ERRORS.get(r.returncode) or ((r.stderr.strip() or r.stdout.strip()).splitlines() or ['?'])[-1]
-        raise InstallError(f'unzip failed on {archive} (exit code {r.returncode}: {why}); if the archive is '
-                           f'damaged, delete it and re-run')
+def _plain(m: Member) -> bool:
+    """Whether a member's name (and link target) is plain printable ASCII. unzip may convert other names (code pages,
+    #Uxxxx escapes), so those members are unpacked with zipfile, which uses the checked names."""
+    return m.info.filename.isascii() and (m.link is None or all(32 <= b < 127 for b in m.link))
+
+def _unzip_pattern(name: str) -> str:
+    "`name` as an unzip argument that matches only that name: wildcards escaped, and no leading '-' (an option)."
+    p = re.sub(r'([][*?])', r'\\\1', name)
+    return '\\' + p if p.startswith('-') else p
+
+def _batches(args: list[str], limit: int = 64_000) -> list[list[str]]:
+    "`args` in groups whose total length stays well under the system's command-line limit."
+    out, size = [[]], 0
+    for a in args:
+        n = len(os.fsencode(a)) + 1
+        if out[-1] and size + n > limit: out.append([]); size = 0
+        out[-1].append(a); size += n
+    return out if out[0] else []
+
+def _unzip_binary(archive: Path, dest: Path, password: str | None, members: dict[str, Member], before: set):
+    """Fast path: Info-ZIP's unzip decrypts ZipCrypto in C and keeps permissions and symlinks. It is given the
+    accepted names, so a member that unzip names otherwise is not extracted and stops the install (exit code 11); what
+    each batch of names wrote is audited before the next (unzip makes symlinks at the end of each run)."""
+    for batch in _batches([_unzip_pattern(n) for n in members]):
+        cmd = ['unzip', '-q', '-o', *(['-P', password] if password else []), '-d', str(dest), str(archive), *batch]
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors='replace')
+        if r.returncode == 11:
+            missed = re.findall(r'filename not matched:\s*(.*)', r.stderr + r.stdout) or ['?']
+            raise UnsafeArchive(f"unzip does not find the member {missed[0].strip().replace(chr(92), '')!r} of "
+                                f"{archive.name} under the name the checks accepted (its reading of the archive "
+                                f"differs from Python's); refusing it, nothing was kept: delete it and re-run")
+        if r.returncode not in (0, 1):   # 1: warnings only, everything was extracted
+            why = UNZIP_ERRORS.get(r.returncode) or ((r.stderr.strip() or r.stdout.strip()).splitlines() or ['?'])[-1]
+            raise InstallError(f'unzip failed on {archive} (exit code {r.returncode}: {why}); if the archive is '
+                               f'damaged, delete it and re-run')
+        _audit(dest, before, members, archive.name)
 
 UNZIP_ERRORS = {2: 'damaged archive', 3: 'damaged archive', 50: 'disk full', 51: 'archive ends too early',
                 81: 'unsupported compression or encryption', 82: 'wrong password'}
 
-def _unzip_python(zf: zipfile.ZipFile, paths: dict[str, tuple[str, ...]], dest: Path, password: str | None):
+def _unzip_python(zf: zipfile.ZipFile, members: dict[str, Member], dest: Path, password: str | None):
     "Fallback: Python's zipfile (slow on ZipCrypto: pure Python); restores permission bits and symlinks itself."
     pwd = password.encode() if password else None
-    for info in zf.infolist():
-        out = dest.joinpath(*paths[info.filename])
-        if info.is_dir(): out.mkdir(parents=True, exist_ok=True); continue
+    for m in members.values():
+        info, out = m.info, dest.joinpath(*m.parts)
+        if m.kind == 'dir': out.mkdir(parents=True, exist_ok=True); continue
         out.parent.mkdir(parents=True, exist_ok=True)
-        if _is_link(info): os.symlink(_read(zf, info, password).decode(), out); continue
+        if m.kind == 'link':
+            if out.is_symlink() or out.is_file(): out.unlink()
+            os.symlink(m.link, os.fsencode(out)); continue
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, 'O_NOFOLLOW', 0)
         try:
-            with zf.open(info, pwd=pwd) as src, open(out, 'wb') as dst: shutil.copyfileobj(src, dst, CHUNK)
+            with zf.open(info, pwd=pwd) as src, open(os.open(out, flags, 0o644), 'wb') as dst:
+                shutil.copyfileobj(src, dst, CHUNK)
         except RuntimeError as e: raise InstallError(f'cannot decrypt {_name(zf)}: {e}') from None
         except (zipfile.BadZipFile, EOFError, zlib.error) as e:
             raise InstallError(f'{_name(zf)} is damaged ({e}); delete it and re-run') from None
-        mode = (info.external_attr >> 16) & 0o777
-        if info.create_system == 3 and mode: os.chmod(out, mode)
+        mode = (info.external_attr >> 16) & 0o755     # no write permission for group and others
+        if info.create_system == UNIX and mode: os.chmod(out, mode)
+
+def _tree(folder: Path) -> set[tuple[str, ...]]:
+    "Everything under `folder` (as parts), not following symlinks."
+    found = set()
+    for top, dirs, files in os.walk(folder):
+        base = Path(top).relative_to(folder).parts
+        found.update(base + (n,) for n in dirs + files)
+    return found
+
+def _check_dest(dest: Path, members: dict[str, Member], archive: str):
+    "Refuse to unpack through or over a symlink already in `dest` (so both extractors write the same thing)."
+    if dest.is_symlink():
+        raise UnsafeArchive(f'refusing to unpack {archive} into {dest}: it is a symlink; nothing was extracted')
+    seen = set()
+    for name, m in members.items():
+        for k in range(1, len(m.parts) + 1):
+            if m.parts[:k] in seen: continue
+            seen.add(m.parts[:k])
+            if dest.joinpath(*m.parts[:k]).is_symlink():
+                raise UnsafeArchive(f'refusing to unpack {archive}: {"/".join(m.parts[:k])!r} is already a symlink in '
+                                    f'{dest}, and {name!r} would be written through it or over it; nothing was '
+                                    f'extracted')
+
+def _audit(dest: Path, before: set, members: dict[str, Member], archive: str):
+    """After unpacking: everything new in `dest` is a member of the listing, of the listed type (a symlink with the
+    listed target); takes write permission away from group and others (unzip restores modes as stored)."""
+    expected = {}
+    for m in members.values():
+        for k in range(1, len(m.parts)): expected.setdefault(m.parts[:k], 'dir')
+    for m in members.values(): expected[m.parts] = m
+    wrong = []
+    for parts in sorted(_tree(dest)):
+        want, p = expected.get(parts), dest.joinpath(*parts)
+        if want is None:
+            if parts not in before: wrong.append(f'{"/".join(parts)!r}, which is not in the listing')
+            continue
+        kind = want if isinstance(want, str) else want.kind
+        if p.is_symlink():
+            ok = kind == 'link' and os.fsencode(os.readlink(p)) == want.link
+        else:
+            ok = p.is_dir() if kind == 'dir' else kind == 'file' and p.is_file()
+            mode = p.lstat().st_mode
+            if ok and mode & 0o022: os.chmod(p, stat.S_IMODE(mode) & ~0o022)
+        if not ok: wrong.append(f'{"/".join(parts)!r}, which is not the {kind} the listing has')
+    if wrong:
+        raise UnsafeArchive(f'refusing {archive}: unpacking it wrote {wrong[0]}'
+                            f'{f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""}; what it wrote was removed')
+
+def _remove_new(dest: Path, before: set):
+    for parts in sorted(_tree(dest) - before, key=len, reverse=True):
+        p = dest.joinpath(*parts)
+        if p.is_symlink() or not p.is_dir(): p.unlink(missing_ok=True)
+        else: shutil.rmtree(p, ignore_errors=True)
 
 def extract(archive: Path, dest: Path, password: str | None = None, extractor: str = 'auto'):
-    """Unpack `archive` into the folder `dest` after checking every member stays inside it (`safe_members`).
-    `extractor`: 'unzip' (the program), 'python' (zipfile) or 'auto' (unzip when installed)."""
-    tool = _choose_extractor(extractor)
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            paths = safe_members(zf, password)
-            dest.mkdir(parents=True, exist_ok=True)
+    """Unpack `archive` into the folder `dest` after checking every member (`safe_members`) and that nothing in `dest`
+    would be written through a symlink; afterwards check that what was written is what the listing has.
+    `extractor`: 'unzip' (the program), 'python' (zipfile) or 'auto' (unzip when installed); members whose names are
+    not plain ASCII are always unpacked with zipfile."""
+    tool, archive, dest = _choose_extractor(extractor), Path(archive), Path(dest)
+    with _open_zip(archive) as zf:
+        members = safe_members(zf, password)
+        odd = {n: m for n, m in members.items() if not _plain(m)} if tool == 'unzip' else {}
+        if odd:
+            _say(f"Unpacking {len(odd)} member(s) of {archive.name} with Python's zipfile, as their names (or links) "
+                 f"are not plain ASCII, which unzip may spell differently: {next(iter(odd))!r}, ...")
+        _check_dest(dest, members, archive.name)
+        before = _tree(dest) if dest.is_dir() else set()
+        dest.mkdir(parents=True, exist_ok=True)
+        try:
             if tool == 'python':
                 if password and archive.stat().st_size > 100e6:
                     _say(f"Unpacking {archive.name} with Python's zipfile, which is slow for encrypted archives "
                          f"(install 'unzip' to make this minutes instead of hours)")
-                _unzip_python(zf, paths, dest, password)
-    except zipfile.BadZipFile as e:
-        raise InstallError(f'{archive} is not a valid zip archive ({e}); delete it and re-run') from None
-    if tool == 'unzip': _unzip_binary(archive, dest, password)
+                _unzip_python(zf, members, dest, password)
+            else:
+                _unzip_binary(archive, dest, password, {n: m for n, m in members.items() if n not in odd}, before)
+                _unzip_python(zf, odd, dest, password)
+            _audit(dest, before, members, archive.name)
+        except UnsafeArchive:
+            _remove_new(dest, before); raise
 
 def _unpacked_size(archive: Path) -> int:
     "Bytes the archive takes once unpacked, from its listing."
-    try:
-        with zipfile.ZipFile(archive) as zf: return sum(i.file_size for i in zf.infolist())
-    except zipfile.BadZipFile as e:
-        raise InstallError(f'{archive} is not a valid zip archive ({e}); delete it and re-run') from None
+    with _open_zip(archive) as zf: return sum(i.file_size for i in zf.infolist())
+
+def _links_leaving(root: Path) -> list[str]:
+    "Symlinks under `root` (on disk) whose destination is outside it, or goes through another symlink."
+    links = {}
+    for top, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = Path(top, n)
+            if p.is_symlink(): links[p.relative_to(root).parts] = os.readlink(p)
+    return [f'{"/".join(k)!r} -> {t!r}' for k, t in sorted(links.items()) if _walk(k[:-1], t, set(links)) is None]
 
 # %% staging and moving into place
 STAGING = '.reaver-partial-'
@@ -365,11 +699,44 @@ def _merge(src: Path, dst: Path):
 def _has_content(target: Path) -> bool:
     return target.exists() and (not target.is_dir() or any(target.iterdir()))
 
+# %% what was installed
+INSTALL_RECORD = '.reaver-sc2-install.json'   # in the install folder: the sha256 of each archive installed there
+
+def _read_record(target: Path) -> dict:
+    "{archive file name: {'sha256': ..., ...}} from the install's record; {} when there is none (or it is unreadable)."
+    file = target / INSTALL_RECORD
+    try: data = json.loads(file.read_text())
+    except FileNotFoundError: return {}
+    except (OSError, ValueError) as e:
+        _say(f'Ignoring {file}: it cannot be read ({e})'); return {}
+    archives = data.get('archives') if isinstance(data, dict) else None
+    if not isinstance(archives, dict): return {}
+    return {k: v for k, v in archives.items()
+            if isinstance(v, dict) and re.fullmatch(r'[0-9a-f]{64}', str(v.get('sha256', '')))}
+
+def _write_record(target: Path, done: list[tuple[Archive, str]]):
+    "Add the sha256 of the archives just installed to the install's record (a failure to write it only warns)."
+    archives = _read_record(target)
+    for archive, digest in done:
+        archives[archive.filename] = {'label': archive.label, 'url': archive.url, 'sha256': digest,
+                                      'sha256_pinned': bool(archive.sha256)}
+    file = target / INSTALL_RECORD
+    about = ('Written by reaver_nb.sc2.installer: the sha256 of each archive installed here. A later download of the '
+             'same file into this install must match it (delete an entry to accept a changed file).')
+    try:
+        tmp = file.with_name(file.name + '.tmp')
+        tmp.write_text(json.dumps({'about': about, 'archives': archives}, indent=1, sort_keys=True) + '\n')
+        os.replace(tmp, file)
+    except OSError as e: _say(f'Could not record the archives\' sha256 in {file} ({e}); the install itself is done')
+
 # %% install
-def _plan(version, maps, ladder, base_url, maps_url) -> list[Archive]:
+def _plan(version, maps, ladder, base_url, maps_url, allow_http=False) -> list[Archive]:
+    "The archives to install; refuses a URL that is not https (before anything is downloaded)."
     if isinstance(ladder, str): ladder = [ladder]
-    return [game_archive(version, base_url), *([mini_games_archive(maps_url)] if maps else []),
+    plan = [game_archive(version, base_url), *([mini_games_archive(maps_url)] if maps else []),
             *(ladder_archive(p, base_url) for p in ladder)]
+    for a in plan: _require_https(a.url, allow_http)
+    return plan
 
 def _require_licence(accept_eula: bool, todo: list[Archive]):
     if not accept_eula and any(a.password for a in todo):
@@ -381,7 +748,7 @@ def _require_licence(accept_eula: bool, todo: list[Archive]):
 def install(version: str = DEFAULT_VERSION, path=None, accept_eula: bool = False, maps: bool = True, ladder=(),
             base_url: str | None = None, maps_url: str | None = None, download_dir=None, progress: bool = True,
             min_free_gb: float | None = None, keep_archive: bool = False, extractor: str = 'auto',
-            timeout: float = 60.0) -> Path:
+            timeout: float = 60.0, allow_http: bool = False) -> Path:
     """Install the StarCraft II Linux client `version` into `path` (default: $SC2PATH, else ~/StarCraftII; the
     `StarCraftII` folder itself) with DeepMind's mini-game maps (`maps`) and Blizzard map packs (`ladder`, e.g.
     ['Ladder2017Season1']); returns the install folder. Does nothing when they are there already (any installed
@@ -392,10 +759,14 @@ def install(version: str = DEFAULT_VERSION, path=None, accept_eula: bool = False
     resumes them) and are deleted after the install unless `keep_archive`. `base_url` replaces the Blizzard CDN
     (a mirror with its Linux/ and MapPacks/ folders), `maps_url` the mini-games zip's URL. `min_free_gb` replaces
     the free-space estimates (0: no check). `extractor`: 'auto', 'unzip' or 'python'. `timeout`: seconds per network
-    read."""
+    read. URLs must be https; `allow_http=True` also admits plain http to this machine (127.0.0.1, localhost: tests).
+
+    Each archive is checked against its sha256 where `SHA256` pins one, else against the digest recorded in the
+    install's `INSTALL_RECORD` by an earlier install of the same file; an archive already in `download_dir` is used only
+    once it passes the same checks (else it is downloaded again)."""
     target = sc2_path(path)
     downloads = Path(os.path.abspath(os.path.expanduser(download_dir))) if download_dir else target.parent
-    wanted = _plan(version, maps, ladder, base_url, maps_url)
+    wanted = _plan(version, maps, ladder, base_url, maps_url, allow_http)
     todo = [a for a in wanted if not a.installed(target)]
     if not todo:
         builds = ', '.join(p.parent.name for p in target.glob('Versions/Base*/SC2_x64'))
@@ -408,43 +779,62 @@ def install(version: str = DEFAULT_VERSION, path=None, accept_eula: bool = False
         raise InstallError(f'{target} exists but holds no StarCraft II build (no Versions/Base*/SC2_x64); move it '
                            f'away or empty it, or install elsewhere with --path / path= (or SC2PATH)')
     _require_licence(accept_eula, todo)
-    files = [_fetch(a, downloads, target, progress, timeout, min_free_gb) for a in todo]
+    record = _read_record(target)
+    fetched = [_fetch(a, downloads, target, progress, timeout, min_free_gb, allow_http, record) for a in todo]
+    files = [f for f, _ in fetched]
     check_free_space([(target, sum(_unpacked_size(f) for f in files), 'unpacked')], min_free_gb)
     _unpack(list(zip(todo, files)), target, game, extractor)
+    _write_record(target, [(a, digest) for a, (_, digest) in zip(todo, fetched)])
     if not keep_archive:
         for f in files: f.unlink(missing_ok=True)
     _report(target, version if game else None, todo)
     return target
 
-def _fetch(archive: Archive, downloads: Path, target: Path, progress, timeout, min_free_gb) -> Path:
-    "Download one archive, checking disk space as soon as the server says how big it is."
+def _fetch(archive: Archive, downloads: Path, target: Path, progress, timeout, min_free_gb, allow_http=False,
+           record=None) -> tuple[Path, str]:
+    """Download one archive (or verify the copy already there), checking disk space as soon as the server says how big
+    it is; returns (file, its sha256)."""
     def room(total, remaining):
         if total is None: return
         check_free_space([(downloads, remaining, 'download'),
                           (target, int(total * UNPACK_RATIO), 'unpacked, estimated')], min_free_gb)
+    sha256, source = archive.sha256, 'the digest pinned in reaver_nb.sc2.installer.SHA256'
+    earlier = (record or {}).get(archive.filename)
+    if not sha256 and earlier:
+        sha256, source = earlier['sha256'], f'recorded in {target / INSTALL_RECORD}'
     _say(f'Downloading {archive.label} from {archive.url}')
-    file = download(archive.url, downloads / archive.filename, archive.size, archive.sha256, progress, timeout, room)
-    _check_listing(file, archive)
-    return file
+    return _download(archive.url, downloads / archive.filename, archive.size, sha256, progress, timeout, room,
+                     lambda f: _check_archive(f, archive), allow_http, source)
 
-def _check_listing(file: Path, archive: Archive):
-    """Right after downloading: refuse an archive with unsafe members (and delete it, it is never to be trusted), and
-    a map pack without maps."""
-    try:
-        with zipfile.ZipFile(file) as zf:
-            safe_members(zf, archive.password)
-            maps = [n for n in zf.namelist() if n.lower().endswith('.sc2map')]
-    except UnsafeArchive as e:
-        file.unlink(missing_ok=True)
-        raise UnsafeArchive(f'{e}; the archive was deleted') from None
-    except zipfile.BadZipFile as e:
-        file.unlink(missing_ok=True)
-        raise InstallError(f'what {archive.url} sent is not a zip archive ({e}); it was deleted: check the URL and '
-                           f're-run') from None
-    if not archive.is_game and not maps:
-        file.unlink(missing_ok=True)
-        raise InstallError(f'what {archive.url} sent holds no .SC2Map files, so it is not a map pack (it was deleted); '
-                           f'check the URL or the pack name')
+def _game_prefix(names) -> tuple[str, ...] | None:
+    "The folder of the listing holding Versions/Base*/SC2_x64 (at most two levels down, as `_game_root` looks)."
+    found = [tuple(n.split('/')[:-3]) for n in names if re.fullmatch(r'(?:[^/]+/){0,2}Versions/Base[^/]*/SC2_x64', n)]
+    return min(found, key=lambda p: (len(p), p)) if found else None
+
+def _contents_problem(names: list[str], archive: Archive) -> str | None:
+    "Why the listing `names` is not what `archive` should hold (the game, the mini-games, a map pack), or None."
+    if archive.is_game:
+        return None if _game_prefix(names) is not None else \
+            f'{archive.filename} holds no StarCraft II build (no Versions/Base*/SC2_x64 in it)'
+    if not any(n.lower().endswith('.sc2map') for n in names):
+        return f'{archive.filename} holds no .SC2Map files, so it is not a map pack'
+    wanted = [p.removeprefix(archive.into + '/') for p in archive.shows if not re.search(r'[][*?]', p)]   # exact names
+    missing = [w for w in wanted if w not in names]
+    return f"{archive.filename} lacks {', '.join(missing)}" if missing else None
+
+def _check_archive(file: Path, archive: Archive):
+    """Raise `InstallError` unless `file` is a zip whose members are all safe (`safe_members`; symlinks in the game
+    stay inside its StarCraftII/ folder) and whose listing holds what `archive` should; an archive without
+    encryption has its CRCs checked too. Used on every download and on an archive found already downloaded."""
+    with _open_zip(file, archive.filename, advice='') as zf:
+        names = zf.namelist()
+        safe_members(zf, archive.password, (_game_prefix(names) or ()) if archive.is_game else ())
+        problem = _contents_problem(names, archive)
+        if problem: raise InstallError(problem)
+        if not any(i.flag_bits & 1 for i in zf.infolist()):
+            try: bad = zf.testzip()
+            except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as e: bad = f'? ({e})'
+            if bad: raise InstallError(f'{archive.filename} is damaged: its member {bad!r} fails its CRC check')
 
 def _unpack(archives: list[tuple[Archive, Path]], target: Path, game: Archive | None, extractor: str):
     "Unpack everything into a staging folder, check it, then move it into place; on any failure remove the staging."
@@ -458,6 +848,11 @@ def _unpack(archives: list[tuple[Archive, Path]], target: Path, game: Archive | 
         if game and not game.installed(root):
             raise InstallError(f'{archives[0][1].name} does not contain a StarCraft II build (no '
                                f'Versions/Base*/SC2_x64 in it); nothing was installed')
+        leaving = _links_leaving(root)     # what moves into place must not point out of it
+        if leaving:
+            more = f' (and {len(leaving) - 1} more)' if len(leaving) > 1 else ''
+            raise UnsafeArchive(f'refusing to install: the symlink {leaving[0]} points outside the install folder or '
+                                f'through another symlink{more}; nothing was installed')
         for exe in root.glob('Versions/Base*/SC2_x64'): exe.chmod(exe.stat().st_mode | 0o111)
         if game and not target.exists(): os.rename(root, target)
         else: _merge(root, target)
@@ -506,6 +901,8 @@ def add_install_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
       'instead of the estimate (0: no check)')
     a('--base-url', default=None, metavar='URL', help=f'mirror of {CDN_URL} (with its Linux/ and MapPacks/ folders)')
     a('--maps-url', default=None, metavar='URL', help=f'URL of the mini-games zip (default: {MINI_GAMES_URL})')
+    a('--allow-http', action='store_true', help='also accept plain http:// URLs to this machine (127.0.0.1, '
+      'localhost): for tests and local mirrors; anything else must be https')
     a('--extractor', default='auto', choices=['auto', 'unzip', 'python'], help="how to unpack: the unzip program "
       "(fast) or Python's zipfile (slow); auto picks unzip when installed")
     a('--timeout', type=float, default=60.0, metavar='SECONDS', help='network timeout in seconds')
@@ -518,7 +915,7 @@ def run_install(args: argparse.Namespace) -> Path:
     return install(version=args.sc2_version, path=args.path, accept_eula=args.accept_eula, maps=args.maps,
                    ladder=ladder, base_url=args.base_url, maps_url=args.maps_url, download_dir=args.download_dir,
                    progress=args.progress, min_free_gb=args.min_free_gb, keep_archive=args.keep_archive,
-                   extractor=args.extractor, timeout=args.timeout)
+                   extractor=args.extractor, timeout=args.timeout, allow_http=getattr(args, 'allow_http', False))
 
 def cli(argv=None, prog: str = PROG) -> int:
     "`reaver sc2 install [options]`: returns the exit code; errors are one line on stderr (exit code 2)."

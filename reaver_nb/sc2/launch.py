@@ -6,15 +6,16 @@ before you train on it."""
 
 # %% ../../nbs/14_sc2_launch.ipynb #c002
 from __future__ import annotations
-import contextvars, os, platform, re, signal, sys, threading, warnings, weakref
+import contextvars, fnmatch, os, platform, re, signal, sys, threading, warnings, weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping, TypeVar
 from .installer import MINI_GAMES, sc2_path
 
 # %% auto #0
-__all__ = ['preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'TcmallocRemoved', 'prepare_game_environment', 'explain_exit',
-           'GameCrashed', 'GameProcess', 'launch_checked', 'start_game', 'find_binaries', 'game_versions', 'doctor']
+__all__ = ['preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'game_environment', 'TcmallocRemoved', 'prepare_game_environment',
+           'explain_exit', 'GameCrashed', 'GameProcess', 'launch_checked', 'start_game', 'find_binaries',
+           'game_versions', 'doctor']
 
 # %% ../../nbs/14_sc2_launch.ipynb #c004
 _SEPARATORS = re.compile(r'[\s:]+')
@@ -24,12 +25,13 @@ def preload_entries(value: str | None) -> list[str]:
     return [e for e in _SEPARATORS.split(value or '') if e]
 
 def is_tcmalloc(entry: str) -> bool:
-    "Whether a preloaded library is a tcmalloc (any path containing `tcmalloc`)."
-    return 'tcmalloc' in entry.lower()
+    "Whether a preloaded library is a tcmalloc: its file name (not its folder) matches `libtcmalloc*.so*`, any case."
+    return fnmatch.fnmatchcase(entry.rsplit('/', 1)[-1].lower(), 'libtcmalloc*.so*')
 
-def strip_tcmalloc(environ: MutableMapping[str, str] = os.environ) -> list[str]:
-    """Remove every tcmalloc library from `environ['LD_PRELOAD']`, keeping the other entries (the variable is deleted
-    when none is left); returns the removed entries (`[]` when there was nothing to do)."""
+def strip_tcmalloc(environ: MutableMapping[str, str]) -> list[str]:
+    """Remove every tcmalloc library from `environ['LD_PRELOAD']` (edited in place: pass a copy of the environment,
+    meant for a child process), keeping the other entries (the variable is deleted when none is left); returns the
+    removed entries (`[]` when there was nothing to do)."""
     value = environ.get('LD_PRELOAD')
     entries = preload_entries(value)
     removed = [e for e in entries if is_tcmalloc(e)]
@@ -39,14 +41,22 @@ def strip_tcmalloc(environ: MutableMapping[str, str] = os.environ) -> list[str]:
     else: del environ['LD_PRELOAD']
     return removed
 
+def game_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of `environ` (default `os.environ`, which is not changed) for a StarCraft II process: tcmalloc removed
+    from `LD_PRELOAD`. For `subprocess.Popen(..., env=game_environment())` when you start the game (or a process
+    that starts it) yourself."""
+    env = dict(os.environ if environ is None else environ)
+    strip_tcmalloc(env)
+    return env
+
 # %% ../../nbs/14_sc2_launch.ipynb #c007
 class TcmallocRemoved(UserWarning):
-    "tcmalloc was removed from `LD_PRELOAD` so that StarCraft II does not segfault."
+    "tcmalloc was removed from the `LD_PRELOAD` of StarCraft II processes so that they do not segfault."
 
-_state = dict(announced=False, removed=[])
+_state = dict(announced=False, removed=[], armed=False)   # armed: strip tcmalloc from every game pysc2 launches
 _state_lock = threading.Lock()
 
-def _announce(removed: list[str], where: str = 'os.environ') -> None:
+def _announce(removed: list[str], where: str = "the game processes' environment") -> None:
     "Warn that `removed` left `LD_PRELOAD` — once per process."
     with _state_lock:
         _state['removed'] += [r for r in removed if r not in _state['removed']]
@@ -54,14 +64,21 @@ def _announce(removed: list[str], where: str = 'os.environ') -> None:
         _state['announced'] = True
     warnings.warn(f"reaver_nb removed {' '.join(removed)} from LD_PRELOAD ({where}): StarCraft II segfaults (exit "
                   "code -11) at startup when tcmalloc is preloaded, as Colab does for every process. Game processes "
-                  "started from now on run without it; this Python process keeps it, and other preloads are kept. "
-                  "(Said once per process.)", TcmallocRemoved, stacklevel=3)
+                  "started from now on run without it; this Python process (os.environ) keeps it, and other preloads "
+                  "are kept. (Said once per process.)", TcmallocRemoved, stacklevel=3)
 
 def prepare_game_environment(environ: MutableMapping[str, str] | None = None) -> list[str]:
-    """Call before creating a pysc2 env: removes tcmalloc from `LD_PRELOAD` in `environ` (default `os.environ`, which
-    pysc2 copies into the game's environment). Warns the first time it removes something in this process; returns
-    what it removed."""
-    removed = strip_tcmalloc(os.environ if environ is None else environ)
+    """Call before creating a pysc2 env: every StarCraft II process pysc2 launches from now on gets its environment
+    without tcmalloc in `LD_PRELOAD` (pysc2's launch is wrapped; `os.environ` is not changed). With `environ`, remove
+    tcmalloc from that mapping instead. Warns the first time it finds tcmalloc in this process; returns the entries
+    removed (or, without `environ`, the ones the games will not get)."""
+    if environ is not None:
+        removed = strip_tcmalloc(environ)
+    else:
+        removed = [e for e in preload_entries(os.environ.get('LD_PRELOAD')) if is_tcmalloc(e)]
+        _state['armed'] = True
+        try: _install_hooks()       # (launch_checked installs them too, and says what went wrong)
+        except Exception: pass      # no pysc2, or a broken one: it launches no game to fix
     if removed: _announce(removed)
     return removed
 
@@ -122,13 +139,18 @@ class _Watch:
     fix: bool
     processes: list = field(default_factory=list)
 
+class _WithEnv:
+    "A run config as `StarcraftProcess._launch` sees it, with another `env` (the one passed to `subprocess.Popen`)."
+    def __init__(self, run_config, env: dict): self._run_config, self.env = run_config, env
+    def __getattr__(self, name): return getattr(self._run_config, name)
+
 _WATCH = contextvars.ContextVar('reaver_nb_sc2_launch_watch', default=None)
 _records = weakref.WeakKeyDictionary()   # Popen -> GameProcess
 _hook_lock = threading.Lock()
 _hooked = []
 
 def _install_hooks() -> None:
-    "Wrap `StarcraftProcess._launch` and `sc_process._shutdown_proc` (once; pass-through when nothing is watched)."
+    "Wrap `StarcraftProcess._launch` and `sc_process._shutdown_proc` (once; pass-through when nothing is to be done)."
     if _hooked: return
     from reaver_nb.sc2.compat import import_pysc2
     import_pysc2()
@@ -141,17 +163,19 @@ def _install_hooks() -> None:
 
         def _launch(self, run_config, args, **kwargs):
             watch = _WATCH.get()
-            if watch is None: return launch(self, run_config, args, **kwargs)
-            if watch.fix:   # a run config built before prepare_game_environment() holds an old copy of os.environ
-                env = dict(os.environ if run_config.env is None else run_config.env)
+            fix = _state['armed'] if watch is None else watch.fix
+            if watch is None and not fix: return launch(self, run_config, args, **kwargs)
+            env = dict(os.environ if run_config.env is None else run_config.env)
+            if fix:   # a copy for the game: pysc2's own copy of os.environ would putenv() into this process if edited
                 removed = strip_tcmalloc(env)
                 if removed:
-                    run_config.env = env   # (replaced, not edited: pysc2's copy of os.environ would putenv)
-                    _announce(removed, where='the environment pysc2 copied for the game')
+                    run_config = _WithEnv(run_config, env)
+                    _announce(removed, where='the environment pysc2 built for the game')
             popen = launch(self, run_config, args, **kwargs)
-            rec = GameProcess(popen, list(args), dict(os.environ if run_config.env is None else run_config.env))
-            watch.processes.append(rec)
-            _records[popen] = rec
+            if watch is not None:
+                rec = GameProcess(popen, list(args), env)
+                watch.processes.append(rec)
+                _records[popen] = rec
             return popen
 
         def _shutdown_proc(p, timeout):
@@ -168,8 +192,8 @@ _T = TypeVar('_T')
 def launch_checked(fn: Callable[[], _T], *, prepare: bool = True) -> _T:
     """Return `fn()` — typically `lambda: sc2_env.SC2Env(...)` — watching the StarCraft II processes pysc2 launches in
     it: if `fn` raises and one of them had died by itself, raise `GameCrashed` (from pysc2's error) explaining why.
-    `prepare=True` first calls `prepare_game_environment()` and strips tcmalloc from the game's environment even when
-    the run config was built earlier."""
+    `prepare=True` first calls `prepare_game_environment()`, so the games get an environment without tcmalloc even
+    when the run config was built earlier; `prepare=False` launches them with the environment pysc2 built."""
     if prepare: prepare_game_environment()
     _install_hooks()
     watch = _Watch(fix=prepare)
@@ -280,11 +304,14 @@ def _check_maps(ctx):
 def _check_ld_preload(ctx):
     value = os.environ.get('LD_PRELOAD')
     tcmalloc = [e for e in preload_entries(value) if is_tcmalloc(e)]
-    if tcmalloc:
+    if tcmalloc and not _state['armed']:
         return (False, f"LD_PRELOAD={value!r} preloads tcmalloc: StarCraft II will segfault (exit code -11)",
-                "call reaver_nb.sc2.prepare_game_environment() before creating the env (or `unset LD_PRELOAD`)")
-    earlier = f"; tcmalloc removed earlier in this process ({' '.join(_state['removed'])})" if _state['removed'] else ''
-    return True, ("not set" if value is None else f"{value!r}, no tcmalloc") + earlier, None
+                "call reaver_nb.sc2.prepare_game_environment() before creating the env (start_game does), or "
+                "`unset LD_PRELOAD`")
+    if tcmalloc:
+        return True, (f"LD_PRELOAD={value!r} preloads tcmalloc in this process; the games run without it "
+                      "(prepare_game_environment() was called)"), None
+    return True, "not set" if value is None else f"{value!r}, no tcmalloc", None
 
 _CHECKS = (('python', _check_python), ('pysc2', _check_pysc2), ('absl_flags', _check_absl_flags),
            ('sc2path', _check_sc2path), ('binary', _check_binary), ('maps', _check_maps),

@@ -46,15 +46,15 @@ def drop_rows_after(path: Path, frames: int) -> int:
 class Logger:
     "Episode statistics over a window, and rows to the terminal, `train.log`, `metrics.jsonl` and TensorBoard."
     def __init__(self, run_dir: str | Path | None = None, window: int = 100, stream=sys.stdout,
-                 tensorboard: bool = True, start_time: float = 0., start_frames: int = 0):
+                 tensorboard: bool = True, start_time: float = 0., start_frames: int | None = None):
         self.returns, self.lengths = deque(maxlen=window), deque(maxlen=window)
         self.stream, self.run_dir, self.tb = stream, Path(run_dir) if run_dir else None, None
         self.t0, self.time_offset = time.time(), start_time
         self._last = None
         if self.run_dir:
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            # a resumed run replays from its checkpoint: rows logged after it by the killed run would repeat
-            drop_rows_after(self.run_dir / 'metrics.jsonl', start_frames)
+            # a run (re)starting at `start_frames` replays from its checkpoint: rows a killed run logged after it go
+            if start_frames is not None: drop_rows_after(self.run_dir / 'metrics.jsonl', start_frames)
             self._jsonl = open(self.run_dir / 'metrics.jsonl', 'a')
             self._log = open(self.run_dir / 'train.log', 'a')
             if tensorboard:
