@@ -116,3 +116,29 @@ def test_ctrl_c_saves_a_checkpoint(results):
     r = subprocess.run([sys.executable, '-m', 'reaver_nb', 'train', '--run-id', 'sigint', '--resume', '--steps', '40960',
                         '--results-dir', str(results), '--quiet'], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_new_run_that_fails_before_logging_leaves_no_run_directory(results, monkeypatch):
+    "A failure while building or compiling (here: the first update raises) must not leave a folder blocking the id."
+    from reaver_nb.training.fused import FusedTrainer
+    def boom(*a, **kw): raise RuntimeError('compile failed')
+    monkeypatch.setattr(FusedTrainer, 'run', boom)
+    with pytest.raises(RuntimeError, match='compile failed'):
+        reaver_nb.train('jax:MoveToBeacon', n_envs=4, steps=256, run_id='fails', results_dir=results, verbose=False,
+                        gin_params=['A2C.traj_len = 8', 'SC2Settings.screen_size = 8', 'SC2Settings.minimap_size = 8'])
+    assert not (results / 'fails').exists()
+
+
+def test_resume_after_a_kill_repeats_no_metrics_row_and_clears_partial_checkpoints(results):
+    "What a run killed after its last checkpoint leaves behind (rows past it, a half-written checkpoint) is cleared."
+    reaver_nb.train('CartPole-v1', n_envs=4, steps=1024, run_id='k', results_dir=results, gin_params=TINY, verbose=False)
+    run = results / 'k'
+    rows = [json.loads(l) for l in (run / 'metrics.jsonl').read_text().splitlines()]
+    last = int(load_checkpoint(latest_checkpoint(run / 'checkpoints'), None)['frames'])
+    with open(run / 'metrics.jsonl', 'a') as f:          # the killed run logged past its checkpoint, then died
+        f.write(json.dumps(dict(rows[-1], frames=last + 128)) + '\n' + '{"frames": ')
+    (run / 'checkpoints' / f'.ckpt_{last + 128:010d}.msgpack.x1y2.tmp').write_bytes(b'half')
+    reaver_nb.train(run_id='k', resume=True, steps=2048, results_dir=results, verbose=False)
+    frames = [json.loads(l)['frames'] for l in (run / 'metrics.jsonl').read_text().splitlines()]
+    assert frames == sorted(set(frames)) and frames[-1] == 2048, frames
+    assert not list((run / 'checkpoints').glob('.*.tmp'))
