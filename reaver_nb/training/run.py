@@ -380,8 +380,11 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
          results_dir: str | Path = 'results', n_envs: int | None = None, seed: int = 12345,
          device: str | None = None, verbose: bool = True) -> dict:
     "Evaluate a run's latest checkpoint over `episodes` episodes; writes and returns the evaluation."
-    compilation_cache()
     run_dir = Path(results_dir) / check_run_id(run_id)
+    for flag, v, lo, hi in (('--episodes', episodes, 1, 10 ** 6), ('--n-envs', n_envs, 1, 65536), ('--seed', seed, 0, 2 ** 31 - 1)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
+            raise ValueError(f"{flag} {v!r} is out of range: give a whole number from {lo:,} to {hi:,}.")
+    compilation_cache()
     if not (run_dir / 'config.gin').exists():
         raise FileNotFoundError(f"No run {run_id!r} in {results_dir} (no config.gin). Train it first, or check "
                                 "--run-id / --results-dir.")
