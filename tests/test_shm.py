@@ -111,6 +111,33 @@ def test_training_survives_killed_workers(tmp_path):
     assert len(kills) == 20
 
 
+def test_killed_workers_leave_no_fault_files_segments_or_fds(tmp_path, monkeypatch):
+    "kill -9 workers, restart them, exceed max_restarts, close: no fault file, /dev/shm segment or fd outlives the env."
+    import tempfile
+    tmp = tmp_path / 'tmp'; tmp.mkdir()
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp))      # where a per-worker temp file would land
+    me, fns, rng = psutil.Process(), [partial(GymEnv, 'CartPole-v1')] * 4, np.random.default_rng(0)
+    before_shm, before_fds = shm_names(), me.num_fds()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        for closes_after in ('restarts', 'max_restarts'):
+            venv = ShmVectorEnv(fns, n_workers=2, max_restarts=4)
+            venv.reset(seed=0)
+            assert len(shm_names() - before_shm) == 1
+            for k in range(4):
+                os.kill(venv.pids[k % 2], signal.SIGKILL)
+                assert venv.step(venv.act_spec.sample(rng, (4,))).crashed.sum() == 2
+                assert not list(tmp.iterdir())
+            if closes_after == 'max_restarts':
+                os.kill(venv.pids[0], signal.SIGKILL)
+                with pytest.raises(EnvWorkerError, match='max_restarts=4'): venv.step(venv.act_spec.sample(rng, (4,)))
+            venv.close()
+            assert not list(tmp.iterdir()), 'fault files left behind'
+            assert not (shm_names() - before_shm), 'shared memory left behind'
+            assert not workers_of()
+            assert me.num_fds() <= before_fds, f'{me.num_fds() - before_fds} file descriptors left open'
+
+
 class Raises(Env):
     "Raises in step number `after`."
     def __init__(self, after=3):
@@ -201,7 +228,8 @@ def test_works_from_a_script_and_from_python_m(tmp_path):
 @pytest.mark.parametrize('how', ['SIGKILL', 'SIGINT'])
 def test_parent_killed_or_interrupted_leaves_nothing(tmp_path, how):
     (tmp_path / 'myscript.py').write_text(SCRIPT)
-    p = _start(['myscript.py', 'loop'], cwd=tmp_path)
+    tmp = tmp_path / 'tmp'; tmp.mkdir()
+    p = _start(['myscript.py', 'loop'], cwd=tmp_path, env=dict(os.environ, TMPDIR=str(tmp)))
     words = p.stdout.readline().split()
     pids, name = [int(x) for x in words[1:words.index('shm')]], words[words.index('shm') + 1].lstrip('/')
     time.sleep(0.5)
@@ -213,3 +241,4 @@ def test_parent_killed_or_interrupted_leaves_nothing(tmp_path, how):
         time.sleep(0.1)
     assert not any(psutil.pid_exists(x) and psutil.Process(x).status() != 'zombie' for x in pids)
     assert not (SHM / name).exists()
+    assert not list(tmp.iterdir()), 'files left in the temp folder'

@@ -14,12 +14,14 @@ Design (measured in bench/handshake.py and bench/vector_env.py):
 - A failed worker is restarted (up to `max_restarts` over the env's lifetime, as mlagents-learn's
   `--max-lifetime-restarts`); its envs' episodes end as truncated and are flagged `crashed`. Past the limit, an
   `EnvWorkerError` names the env and carries the worker's traceback.
+- A worker's faulthandler output (the Python traceback of a segfault or abort) goes down a third pipe, read when the
+  worker dies: no file is ever created for it, so a killed worker or a killed parent leaves nothing in the temp folder.
 - Cleanup: `close()`, garbage collection and interpreter exit stop the workers and unlink the block; if the parent
   is killed, the workers see EOF on their command pipe and exit, and multiprocessing's resource tracker unlinks the
   block.
 """
 from __future__ import annotations
-import os, select, signal, struct, subprocess, sys, tempfile, time, warnings, weakref
+import os, select, signal, struct, subprocess, sys, time, warnings, weakref
 from multiprocessing import shared_memory
 from typing import Callable, Sequence
 import numpy as np
@@ -73,7 +75,7 @@ def attach_shared_memory(name: str) -> shared_memory.SharedMemory:
 class _Worker:
     def __init__(self, idx, lo, hi):
         self.idx, self.lo, self.hi = idx, lo, hi
-        self.proc = self.cmd_w = self.done_r = self.fault_path = None
+        self.proc = self.cmd_w = self.done_r = self.fault_r = None
 
 
 class _Resources:
@@ -91,13 +93,11 @@ class _Resources:
         if w.proc.poll() is None:
             w.proc.kill()
         w.proc.wait()
-        for fd in (w.cmd_w, w.done_r):
+        for fd in (w.cmd_w, w.done_r, w.fault_r):
+            if fd is None: continue
             try: os.close(fd)
             except OSError: pass
-        if w.fault_path:
-            try: os.unlink(w.fault_path)
-            except OSError: pass
-        w.proc = None
+        w.proc = w.cmd_w = w.done_r = w.fault_r = None
 
     def release(self):
         for w in self.workers: self.stop_worker(w)
@@ -159,15 +159,22 @@ class ShmVectorEnv(VectorEnv):
         import cloudpickle
         cmd_r, cmd_w = os.pipe()
         done_r, done_w = os.pipe()
-        fd, w.fault_path = tempfile.mkstemp(prefix=f'reaver_worker{w.idx}_', suffix='.txt'); os.close(fd)
+        fault_r, fault_w = os.pipe()          # the worker's faulthandler output; read only when it dies
+        os.set_blocking(fault_r, False)
+        w.cmd_w, w.done_r, w.fault_r = cmd_w, done_r, fault_r
         path = [os.getcwd() if p == '' else p for p in sys.path]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
-        init = dict(env_fns=self._blobs[w.idx], cmd_fd=cmd_r, done_fd=done_w, fault_path=w.fault_path,
+        init = dict(env_fns=self._blobs[w.idx], cmd_fd=cmd_r, done_fd=done_w, fault_fd=fault_w,
                     shm_name=self._res.shm.name, layout=self._layout, rows=(w.lo, w.hi))
-        w.proc = subprocess.Popen([sys.executable, '-m', 'reaver_nb.envs.shm_worker'], stdin=subprocess.PIPE,
-                                  pass_fds=(cmd_r, done_w), env=env)
-        os.close(cmd_r); os.close(done_w)
-        w.cmd_w, w.done_r = cmd_w, done_r
+        try:
+            w.proc = subprocess.Popen([sys.executable, '-m', 'reaver_nb.envs.shm_worker'], stdin=subprocess.PIPE,
+                                      pass_fds=(cmd_r, done_w, fault_w), env=env)
+        except BaseException:
+            for fd in (cmd_w, done_r, fault_r): os.close(fd)
+            w.cmd_w = w.done_r = w.fault_r = None
+            raise
+        finally:
+            for fd in (cmd_r, done_w, fault_w): os.close(fd)
         try:
             w.proc.stdin.write(cloudpickle.dumps(init)); w.proc.stdin.close()
         except BrokenPipeError: pass
@@ -191,9 +198,19 @@ class ShmVectorEnv(VectorEnv):
             try: why = f'died with signal {-rc} ({signal.Signals(-rc).name})'
             except ValueError: why = f'died with signal {-rc}'
         else: why = f'exited with status {rc}'
-        try: fault = open(w.fault_path).read().strip()
-        except OSError: fault = ''
+        fault = self._read_fault(w).decode('utf-8', 'replace').strip()
         return why + (f'\n{fault}' if fault else '')
+
+    @staticmethod
+    def _read_fault(w: _Worker, limit: int = 1 << 20) -> bytes:
+        "What the dead worker's faulthandler wrote (non-blocking: a grandchild holding the pipe cannot hang us)."
+        out = b''
+        while w.fault_r is not None and len(out) < limit:
+            try: chunk = os.read(w.fault_r, 65536)
+            except OSError: break            # EAGAIN: nothing (more) written
+            if not chunk: break
+            out += chunk
+        return out
 
     def _wait(self, workers, timeout: float) -> dict:
         "Wait for one answer from each worker; returns {worker: reason} for those that failed."

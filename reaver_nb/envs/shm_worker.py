@@ -2,12 +2,13 @@
 
 Hand-written module (not exported from a notebook): dense process mechanics, tested by pytest (tests/test_shm.py),
 shown in nbs/12_shm_vector_env.ipynb. Started as `python -m reaver_nb.envs.shm_worker` in a fresh interpreter; its
-settings (cloudpickled env factories, the shared-memory layout, its rows, two pipe fds) arrive on stdin.
+settings (cloudpickled env factories, the shared-memory layout, its rows, three pipe fds) arrive on stdin.
 
 Protocol, one byte each way per command, nothing pickled per step:
 parent -> worker  b's' step, b'r' reset, b'c' close;   worker -> parent  b'k' ready, b'd' done,
 b'e' + 4-byte big-endian length + UTF-8 traceback on an exception (then the worker exits).
-EOF on the command pipe means the parent is gone: the worker exits.
+EOF on the command pipe means the parent is gone: the worker exits. A third pipe carries faulthandler's output (the
+Python traceback of a segfault or abort) to the parent, which reads it when the worker dies; no file is written.
 """
 import faulthandler, os, signal, struct, sys, traceback
 
@@ -22,9 +23,10 @@ def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is the parent's to handle; it closes us cleanly
     import cloudpickle
     init = cloudpickle.loads(sys.stdin.buffer.read())
-    cmd_fd, done_fd = init['cmd_fd'], init['done_fd']
-    fault = open(init['fault_path'], 'w')
-    faulthandler.enable(fault)                          # a segfault leaves its Python traceback for the parent
+    cmd_fd, done_fd, fault_fd = init['cmd_fd'], init['done_fd'], init['fault_fd']
+    for fd in (cmd_fd, done_fd, fault_fd): os.set_inheritable(fd, False)    # not into processes the envs start
+    os.set_blocking(fault_fd, False)                    # a full pipe truncates a crash report rather than hanging it
+    faulthandler.enable(fault_fd)                       # a segfault leaves its Python traceback for the parent
     from reaver_nb.envs.shm import attach_shared_memory, layout_views
     shm = attach_shared_memory(init['shm_name'])
     v = layout_views(shm.buf, init['layout'])

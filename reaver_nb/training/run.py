@@ -185,6 +185,11 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if cfg.total_steps < batch:
         raise ValueError(f"--steps {cfg.total_steps} is less than one update of traj_len x n_envs = {batch} steps.")
     total_updates = cfg.total_steps // batch
+    opt_steps = total_updates * hp.n_epochs * max(1, batch // hp.minibatch_size if hp.minibatch_size else 1)
+    if opt_steps >= 2 ** 31:   # optax's schedules and the update counter are 32-bit integers
+        raise ValueError(f"--steps {cfg.total_steps:,} is {opt_steps:,} optimiser steps, more than the 32-bit counters "
+                         f"hold (2^31): train for at most {(2 ** 31 - 1) // max(1, opt_steps // total_updates) * batch:,} "
+                         "steps, or resume a finished run with more --steps.")
     src = None
     if initialize_from:
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
