@@ -189,7 +189,7 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if opt_steps >= 2 ** 31:   # optax's schedules and the update counter are 32-bit integers
         raise ValueError(f"--steps {cfg.total_steps:,} is {opt_steps:,} optimiser steps, more than the 32-bit counters "
                          f"hold (2^31): train for at most {(2 ** 31 - 1) // max(1, opt_steps // total_updates) * batch:,} "
-                         "steps, or resume a finished run with more --steps.")
+                         "steps (--steps).")
     src = None
     if initialize_from:
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
