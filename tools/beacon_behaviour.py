@@ -30,7 +30,7 @@ ap.add_argument('--checkpoint', help="one of the run's checkpoint files (default
 args = ap.parse_args()
 run = Path(args.results_dir) / args.run_id
 if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
-parse_config([run / 'config.gin']); cfg = RunSettings()
+parse_config(run_config=run / 'config.gin'); cfg = RunSettings()
 if cfg.env != 'jax:MoveToBeacon' or not cfg.fused:
     sys.exit(f"This diagnostic reads fused jax:MoveToBeacon runs; {args.run_id!r} trained {cfg.env!r}.")
 ckpt = Path(args.checkpoint) if args.checkpoint else latest_checkpoint(run / 'checkpoints')

@@ -20,7 +20,7 @@ ap.add_argument('--results-dir', default='results')
 args = ap.parse_args()
 run = Path(args.results_dir) / args.run_id
 if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
-parse_config([run / 'config.gin']); cfg = RunSettings()
+parse_config(run_config=run / 'config.gin'); cfg = RunSettings()
 env = make_jax_env(cfg.env)
 hp = AGENTS[cfg.agent]()
 agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, cfg.n_envs, 1)

@@ -54,7 +54,7 @@ raw = read_checkpoint(ckpt)
 try: params = raw['state']['agent']['params']['params']
 except KeyError: sys.exit(f"{ckpt} is not a fused run's checkpoint (no state/agent/params).")
 if args.no_op is not None:
-    parse_config([src / 'config.gin'])                     # the run's function set decides where no_op sits
+    parse_config(run_config=src / 'config.gin')                     # the run's function set decides where no_op sits
     slot = list(make_jax_env(RunSettings().env).function_ids).index(0)
     bias = np.array(params['logits_function_id']['bias'])
     bias[..., slot] += math.log(args.no_op / (1 - args.no_op) * (len(CORE) - 1))

@@ -32,7 +32,7 @@ if args.draw is not None: mg.KIND['radius'][mg.BEACON] = args.draw   # before an
 if args.reach is not None: mg.MoveToBeacon.reach = args.reach
 run = Path(args.results_dir) / args.run_id
 if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
-parse_config([run / 'config.gin']); cfg = RunSettings()
+parse_config(run_config=run / 'config.gin'); cfg = RunSettings()
 if cfg.env != 'jax:MoveToBeacon' or not cfg.fused:
     sys.exit(f"This probe reads fused jax:MoveToBeacon runs; {args.run_id!r} trained {cfg.env!r}.")
 env = make_jax_env(cfg.env)
