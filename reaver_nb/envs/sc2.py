@@ -82,6 +82,16 @@ class SC2Options:
         check_ranges(self, dict(screen_size=(1, 1024), minimap_size=(1, 1024), step_mul=(1, 1 << 16),
                                 save_replay_episodes=(0, None), max_restarts=(0, None)), name='SC2Settings')
         if self.game_steps_per_episode is not None: check_ranges(self, dict(game_steps_per_episode=(0, None)), name='SC2Settings')
+        for f in ('screen_features', 'minimap_features', 'non_spatial_features'):
+            v = getattr(self, f)
+            if not isinstance(v, (tuple, list)) or not all(isinstance(x, str) for x in v):
+                raise ValueError(f"SC2Settings.{f} = {v!r}: give a tuple of layer names, e.g. ('player_relative', "
+                                 "'selected').")
+        fn = self.functions
+        if not (isinstance(fn, str) or (isinstance(fn, (tuple, list)) and all(isinstance(x, int) and not
+                                                                               isinstance(x, bool) for x in fn))):
+            raise ValueError(f"SC2Settings.functions = {fn!r}: give a function set's name (e.g. 'minigames') or a tuple "
+                             "of pysc2 function ids.")
 
 SC2Settings = gin.external_configurable(SC2Options, 'SC2Settings', module='reaver_nb.envs.sc2')
 
