@@ -150,7 +150,7 @@ def test_bad_input_is_named(results):
     r = reaver('train', '--env', 'CartPole-v1', '--seeds', 2, '--steps', 512, '--results-dir', results)
     assert r.returncode == 2 and 'JAX-native env' in r.stderr and not results.exists()
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--seeds', 0, '--results-dir', results)
-    assert r.returncode == 2 and '--seeds must be at least 1' in r.stderr
+    assert r.returncode == 2 and 'RunSettings.n_seeds = 0 is out of range' in r.stderr and '--seeds' in r.stderr
     r = reaver('train', '--env', 'jax:MoveToBacon', '--results-dir', results)
     assert r.returncode == 2 and 'jax:MoveToBeacon' in r.stderr
 

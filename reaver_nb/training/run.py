@@ -195,16 +195,11 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
-    if cfg.n_seeds < 1: raise ValueError(f"--seeds must be at least 1, got {cfg.n_seeds}.")
     info = dict(run_id=run_id, run_dir=str(run_dir), env=cfg.env, agent=cfg.agent, n_envs=cfg.n_envs,
                 n_seeds=cfg.n_seeds, total_frames=total_updates * batch)
     if cfg.reset_heads and not (env_family(cfg.env) == 'jax' and cfg.fused):
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} works on the fused path only (JAX-native "
                          "envs with RunSettings.fused = True); for this run add --gin-param \"RunSettings.reset_heads = ()\".")
-    if cfg.reset_return < 0:
-        raise ValueError(f"RunSettings.reset_return must be >= 0 (0: restart at reset_at), got {cfg.reset_return}.")
-    if cfg.reset_every < 0:
-        raise ValueError(f"RunSettings.reset_every must be >= 0 (0: every log_every updates), got {cfg.reset_every}.")
     if cfg.reset_heads and cfg.reset_at <= 0 and not cfg.reset_return:
         raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
                          "per seed at which to reset them (e.g. 200000).")
