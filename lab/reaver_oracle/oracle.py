@@ -1,0 +1,111 @@
+"""Oracle probe: Reaver 2.1.9's own TF A2C agent (its packaged sc2 base.gin + MoveToBeacon.gin) trained on reaver_nb's
+JAX MoveToBeacon, optionally patched toward the game (beacon drawn r, reach, game function set, 16-slot queue).
+
+Setup: the oracle venv of README.md (requirements.txt, then pip install -e <checkout> --no-deps); from the checkout:
+    /work/oracle-venv/bin/python lab/reaver_oracle/oracle.py --frames 700000 --beacon-r 1.875 --reach 1.25 --functions game --queue 16
+
+Copied from shared/tools/reaver_oracle/oracle.py (the project's oracle probe, issue 28 part 1). Changed: this docstring,
+and --beacon-r goes through MiniGameOptions.beacon_radius where the simulation has that setting (a game then copies
+its radii at construction, so patching KIND no longer reaches it); the printed radius is the game's own.
+"""
+import argparse, dataclasses, os, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reaver_shim  # noqa: F401
+ap = argparse.ArgumentParser()
+ap.add_argument('--frames', type=int, default=600_000)
+ap.add_argument('--n-envs', type=int, default=32)
+ap.add_argument('--beacon-r', type=float, default=None)
+ap.add_argument('--reach', type=float, default=None)
+ap.add_argument('--functions', default='game')
+ap.add_argument('--queue', type=int, default=16)
+ap.add_argument('--data-format', default='channels_first')
+ap.add_argument('--seed', type=int, default=0)
+a = ap.parse_args()
+
+import numpy as np, jax, jax.numpy as jnp, gin
+import tensorflow.compat.v1 as tf
+tf.disable_eager_execution(); tf.disable_v2_behavior()
+import reaver as rvr
+import reaver_nb.envs.minigames as mg
+sim_kw = dict(functions=a.functions, order_queue=a.queue)
+if a.beacon_r is not None:
+    if 'beacon_radius' in {f.name for f in dataclasses.fields(mg.MiniGameOptions)}: sim_kw['beacon_radius'] = a.beacon_r
+    else: mg.KIND['radius'][mg.BEACON] = a.beacon_r
+if a.reach is not None: mg.MoveToBeacon.reach = a.reach
+
+cfg_dir = os.path.join(os.path.dirname(rvr.__file__), 'configs', 'sc2')
+gin.parse_config_files_and_bindings([os.path.join(cfg_dir, 'base.gin'), os.path.join(cfg_dir, 'MoveToBeacon.gin')],
+                                    [f"build_fully_conv.data_format = '{a.data_format}'"])
+SCREEN = ('player_relative', 'selected', 'visibility_map', 'unit_hit_points_ratio', 'unit_density')
+MINIMAP = ('player_relative', 'selected', 'visibility_map', 'camera')
+g = mg.MoveToBeacon(screen_features=SCREEN, minimap_features=MINIMAP,
+                    sim=mg.MiniGameOptions(**sim_kw))
+beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
+ref = rvr.envs.SC2Env('MoveToBeacon', spatial_dim=16, step_mul=8)
+obs_spec, act_spec = ref.obs_spec(), ref.act_spec()
+assert list(g.function_ids) == list(ref.act_wrapper.func_ids), (g.function_ids, ref.act_wrapper.func_ids)
+our_names = [s.name for s in g.act_spec]
+reaver_names = [s.name for s in act_spec.spaces]
+N = a.n_envs
+
+def to_reaver(obs):
+    screen = jnp.stack(obs[:5], 1).astype(jnp.int32)
+    minimap = jnp.stack(obs[5:9], 1).astype(jnp.int32)
+    return screen, minimap, obs[9].astype(jnp.int32), obs[10].astype(jnp.int32)
+
+@jax.jit
+def reset(key):
+    obs, s = jax.vmap(g.reset)(jax.random.split(key, N))
+    return to_reaver(obs), s
+
+@jax.jit
+def step(key, s, action):
+    k1, k2 = jax.random.split(key)
+    obs, s2, r, term, trunc = jax.vmap(g.step)(jax.random.split(k1, N), s, action)
+    done = term | trunc
+    obs0, s0 = jax.vmap(g.reset)(jax.random.split(k2, N))
+    sel = lambda x, y: jnp.where(done.reshape((-1,) + (1,) * (x.ndim - 1)), x, y)
+    s = jax.tree.map(sel, s0, s2); obs = jax.tree.map(sel, obs0, obs)
+    return to_reaver(obs), s, r, done, s2.score
+
+class SimEnv(rvr.envs.base.Env):
+    def __init__(self): super().__init__('jax:MoveToBeacon'); self.key = jax.random.PRNGKey(a.seed)
+    def start(self): pass
+    def stop(self): pass
+    def obs_spec(self): return obs_spec
+    def act_spec(self): return act_spec
+    def reset(self):
+        self.key, k = jax.random.split(self.key)
+        obs, self.s = reset(k)
+        return [np.asarray(o) for o in obs], None, None
+    def step(self, action):
+        byname = dict(zip(reaver_names, action))
+        act = tuple(jnp.asarray(np.asarray(byname[n]), jnp.int32) for n in our_names)
+        self.key, k = jax.random.split(self.key)
+        obs, self.s, r, done, score = step(k, self.s, act)
+        done = np.asarray(done)
+        for sc in np.asarray(score)[done]: episodes.append(float(sc))
+        return [np.asarray(o) for o in obs], np.asarray(r, np.float32), done
+
+episodes = []
+sess = tf.Session()
+sess_mgr = rvr.utils.tensorflow.SessionManager(sess, tempfile.mkdtemp(), 10 ** 9, training_enabled=True)
+agent = rvr.agents.A2C(obs_spec, act_spec, sess_mgr=sess_mgr, n_envs=N)
+class Quiet:   # Reaver's logger interface, printing our own row every 20 updates
+    def __init__(self): self.t0 = time.time(); self.u = 0
+    def on_start(self): pass
+    def on_finish(self): pass
+    def on_step(self, *args, **kw): pass
+    def on_update(self, *args, **kw):
+        self.u += 1
+        if self.u % 20 == 0:
+            last = episodes[-100:]
+            print(f"upd {self.u} frames {self.u * agent.traj_len * agent.batch_sz} eps {len(episodes)} "
+                  f"RMe {np.mean(last) if last else float('nan'):.2f} t {time.time() - self.t0:.0f}s", flush=True)
+agent.logger = Quiet()
+agent.wrap_env = lambda env: env
+print(f"Reaver {rvr.__version__ if hasattr(rvr, '__version__') else '2.1.9'} A2C, lr/entropy from packaged gin: "
+      f"entropy {gin.query_parameter('ACAgent.entropy_coef')}, clip {gin.query_parameter('ACAgent.clip_grads_norm')}, "
+      f"batch {gin.query_parameter('ACAgent.batch_sz')}x{gin.query_parameter('ACAgent.traj_len')}; sim beacon r "
+      f"{beacon_r}, reach {mg.MoveToBeacon.reach}, functions {a.functions}, queue {a.queue}", flush=True)
+agent.run(SimEnv(), a.frames // N)
