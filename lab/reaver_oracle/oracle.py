@@ -20,7 +20,16 @@ ap.add_argument('--functions', default='game')
 ap.add_argument('--queue', type=int, default=16)
 ap.add_argument('--data-format', default='channels_first')
 ap.add_argument('--seed', type=int, default=0)
+ap.add_argument('--era', default='2.1.9', choices=['2.1.9', '2018-11-19'],
+                help="2.1.9: the released agent and its packaged MoveToBeacon.gin (commit ac7850f). 2018-11-19: the "
+                     "agent as it was when Reaver's README first reported 26.30 (1.88) in 563,200 samples (commit "
+                     "ef2fb8a): FullyConv with embeddings of round(log2(dim)) channels, Keras' default initialisers "
+                     "everywhere (no 0.1-scaled heads), log(x + 1e-10) for scalar layers; move_to_beacon.gin of then "
+                     "(lr 5e-4, entropy 0.001, clip 10, n-step returns, no advantage normalisation) and run.py's "
+                     "defaults (4 envs, batch 500: 125 steps per env per update). The feature layers and function set "
+                     "stay 2.1.9's (the simulation renders those).")
 a = ap.parse_args()
+if a.era != '2.1.9' and a.n_envs == 32: a.n_envs = 4
 
 import numpy as np, jax, jax.numpy as jnp, gin
 import tensorflow.compat.v1 as tf
@@ -36,6 +45,40 @@ if a.reach is not None: mg.MoveToBeacon.reach = a.reach
 cfg_dir = os.path.join(os.path.dirname(rvr.__file__), 'configs', 'sc2')
 gin.parse_config_files_and_bindings([os.path.join(cfg_dir, 'base.gin'), os.path.join(cfg_dir, 'MoveToBeacon.gin')],
                                     [f"build_fully_conv.data_format = '{a.data_format}'"])
+if a.era == '2018-11-19':
+    from tensorflow.compat.v1.keras import Model
+    from tensorflow.compat.v1.keras.layers import Input, Dense, Embedding, Conv2D, Flatten, Lambda
+
+    def build_fully_conv_2018(obs_spec, act_spec, data_format='channels_first'):
+        "Reaver's FullyConv at commit ef2fb8a (2018-11-19), written again on 2.1.9's Keras: see --era."
+        cfg = dict(padding='same', data_format=data_format)
+        def spatial_block(space):
+            inpt = Input(space.shape)
+            block = tf.split(inpt, space.shape[0], axis=1)
+            for i, dim in enumerate(space.spatial_dims):
+                if dim > 1:
+                    x = tf.squeeze(block[i], axis=1)
+                    x = Embedding(input_dim=dim, output_dim=int(max(1, round(np.log2(dim)))))(x)
+                    block[i] = tf.transpose(x, perm=[0, 3, 1, 2])
+                else: block[i] = tf.log(block[i] + 1e-10)
+            x = tf.concat(block, axis=1)
+            x = Conv2D(16, 5, activation='relu', **cfg)(x)
+            return Conv2D(32, 3, activation='relu', **cfg)(x), inpt
+        screen, screen_in = spatial_block(obs_spec.spaces[0])
+        minimap, minimap_in = spatial_block(obs_spec.spaces[1])
+        non_spatial = [Input(s.shape) for s in obs_spec.spaces[2:]]
+        state = tf.concat([screen, minimap], axis=1)
+        fc = Dense(256, activation='relu')(Flatten()(state))
+        value = tf.squeeze(Dense(1)(fc), axis=-1)
+        logits = [Flatten()(Conv2D(1, 1, **cfg)(state)) if s.is_spatial() else Dense(s.size())(fc) for s in act_spec]
+        logits[0] = Lambda(lambda x: tf.where(non_spatial[0] > 0, x, -1000 * tf.ones_like(x)))(logits[0])
+        return Model(inputs=[screen_in, minimap_in] + non_spatial, outputs=logits + [value])
+
+    for k, v in (('ACAgent.model_fn', build_fully_conv_2018), ('ACAgent.entropy_coef', 0.001),
+                 ('ACAgent.clip_grads_norm', 10.0), ('ACAgent.normalize_advantages', False),
+                 ('ACAgent.gae_lambda', 0.0), ('ACAgent.batch_sz', a.n_envs), ('ACAgent.traj_len', 500 // a.n_envs),
+                 ('tf.train.AdamOptimizer.learning_rate', 0.0005)):
+        with gin.unlock_config(): gin.bind_parameter(k, v)
 SCREEN = ('player_relative', 'selected', 'visibility_map', 'unit_hit_points_ratio', 'unit_density')
 MINIMAP = ('player_relative', 'selected', 'visibility_map', 'camera')
 g = mg.MoveToBeacon(screen_features=SCREEN, minimap_features=MINIMAP,
@@ -104,7 +147,7 @@ class Quiet:   # Reaver's logger interface, printing our own row every 20 update
                   f"RMe {np.mean(last) if last else float('nan'):.2f} t {time.time() - self.t0:.0f}s", flush=True)
 agent.logger = Quiet()
 agent.wrap_env = lambda env: env
-print(f"Reaver {rvr.__version__ if hasattr(rvr, '__version__') else '2.1.9'} A2C, lr/entropy from packaged gin: "
+print(f"era {a.era}: Reaver {rvr.__version__ if hasattr(rvr, '__version__') else '2.1.9'} A2C, lr/entropy from packaged gin: "
       f"entropy {gin.query_parameter('ACAgent.entropy_coef')}, clip {gin.query_parameter('ACAgent.clip_grads_norm')}, "
       f"batch {gin.query_parameter('ACAgent.batch_sz')}x{gin.query_parameter('ACAgent.traj_len')}; sim beacon r "
       f"{beacon_r}, reach {mg.MoveToBeacon.reach}, functions {a.functions}, queue {a.queue}", flush=True)
