@@ -5,7 +5,7 @@ agents; importing someone else's archive never unpickles or executes anything fr
 
 # %% ../nbs/22_archive.ipynb #c002
 from __future__ import annotations
-import hashlib, json, os, re, shutil, tarfile, tempfile, time, urllib.parse, urllib.request
+import hashlib, io, json, os, re, shutil, tarfile, tempfile, time, urllib.parse, urllib.request
 from pathlib import Path, PurePosixPath
 from .training.checkpoint import latest_checkpoint, read_checkpoint
 from .training.config import ConfigError, read_config
@@ -86,7 +86,6 @@ def export_run(run, results_dir: str | Path = 'results', out: str | Path | None 
     return out
 
 def _add(tar, arcname, data: bytes):
-    import io
     info = tarfile.TarInfo(arcname); info.size = len(data); info.mode = 0o644; info.mtime = int(time.time())
     tar.addfile(info, io.BytesIO(data))
 

@@ -10,6 +10,7 @@ from collections import deque
 from pathlib import Path
 import numpy as np
 from tqdm import tqdm
+from .checkpoint import atomic_write
 
 # %% auto #0
 __all__ = ['COLUMNS', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
@@ -32,7 +33,6 @@ def format_row(row: dict) -> str:
 def drop_rows_after(path: Path, frames: int) -> int:
     """Rewrite the JSON-lines file `path` (atomically) without its rows past `frames` (and any torn last line);
     returns how many rows went."""
-    from reaver_nb.training.checkpoint import atomic_write
     if not path.exists(): return 0
     keep, dropped = [], 0
     for line in path.read_text().splitlines():
