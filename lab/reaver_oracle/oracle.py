@@ -18,8 +18,16 @@ ap.add_argument('--beacon-r', type=float, default=None)
 ap.add_argument('--reach', type=float, default=None)
 ap.add_argument('--functions', default='game')
 ap.add_argument('--queue', type=int, default=16)
+ap.add_argument('--follows', action='store_true',
+                help="MiniGameSettings.move_follows: a Move_screen/Smart_screen click on the beacon follows it (after it "
+                     "jumps too), as a move onto a unit does in the game's interface")
 ap.add_argument('--data-format', default='channels_first')
 ap.add_argument('--seed', type=int, default=0)
+ap.add_argument('--layers', default='2.1.9', choices=['2.1.9', '2018'],
+                help="2.1.9: the released SC2Env's 5 screen + 4 minimap layers; 2018: the 7 + 3 of Reaver's SC2Env at "
+                     "commit ef2fb8a (player_id, unit_hit_points and unit_density_aa drawn by candidates.layers_2018)")
+ap.add_argument('--candidates', default='', help="comma-separated candidate mechanics of candidates.py to patch in "
+                "(deselect, beacon_select, beacon_hp)")
 ap.add_argument('--era', default='2.1.9', choices=['2.1.9', '2018-11-19'],
                 help="2.1.9: the released agent and its packaged MoveToBeacon.gin (commit ac7850f). 2018-11-19: the "
                      "agent as it was when Reaver's README first reported 26.30 (1.88) in 563,200 samples (commit "
@@ -34,9 +42,12 @@ if a.era != '2.1.9' and a.n_envs == 32: a.n_envs = 4
 import numpy as np, jax, jax.numpy as jnp, gin
 import tensorflow.compat.v1 as tf
 tf.disable_eager_execution(); tf.disable_v2_behavior()
+tf.set_random_seed(a.seed); np.random.seed(a.seed)   # Reaver's initial weights, per seed
 import reaver as rvr
 import reaver_nb.envs.minigames as mg
-sim_kw = dict(functions=a.functions, order_queue=a.queue)
+import candidates
+patched = candidates.apply([c for c in a.candidates.split(',') if c])
+sim_kw = dict(functions=a.functions, order_queue=a.queue, move_follows=a.follows)
 if a.beacon_r is not None:
     if 'beacon_radius' in {f.name for f in dataclasses.fields(mg.MiniGameOptions)}: sim_kw['beacon_radius'] = a.beacon_r
     else: mg.KIND['radius'][mg.BEACON] = a.beacon_r
@@ -81,10 +92,14 @@ if a.era == '2018-11-19':
         with gin.unlock_config(): gin.bind_parameter(k, v)
 SCREEN = ('player_relative', 'selected', 'visibility_map', 'unit_hit_points_ratio', 'unit_density')
 MINIMAP = ('player_relative', 'selected', 'visibility_map', 'camera')
+if a.layers == '2018':
+    SCREEN, MINIMAP = candidates.SCREEN_2018, candidates.MINIMAP_2018
+    candidates.layers_2018()
 g = mg.MoveToBeacon(screen_features=SCREEN, minimap_features=MINIMAP,
                     sim=mg.MiniGameOptions(**sim_kw))
 beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
-ref = rvr.envs.SC2Env('MoveToBeacon', spatial_dim=16, step_mul=8)
+ref = rvr.envs.SC2Env('MoveToBeacon', spatial_dim=16, step_mul=8, obs_features=dict(
+    screen=list(SCREEN), minimap=list(MINIMAP), **{'non-spatial': ['available_actions', 'player']}))
 obs_spec, act_spec = ref.obs_spec(), ref.act_spec()
 assert list(g.function_ids) == list(ref.act_wrapper.func_ids), (g.function_ids, ref.act_wrapper.func_ids)
 our_names = [s.name for s in g.act_spec]
@@ -92,9 +107,10 @@ reaver_names = [s.name for s in act_spec.spaces]
 N = a.n_envs
 
 def to_reaver(obs):
-    screen = jnp.stack(obs[:5], 1).astype(jnp.int32)
-    minimap = jnp.stack(obs[5:9], 1).astype(jnp.int32)
-    return screen, minimap, obs[9].astype(jnp.int32), obs[10].astype(jnp.int32)
+    ns, nm = len(SCREEN), len(MINIMAP)
+    screen = jnp.stack(obs[:ns], 1).astype(jnp.int32)
+    minimap = jnp.stack(obs[ns:ns + nm], 1).astype(jnp.int32)
+    return screen, minimap, obs[ns + nm].astype(jnp.int32), obs[ns + nm + 1].astype(jnp.int32)
 
 @jax.jit
 def reset(key):
@@ -123,6 +139,8 @@ class SimEnv(rvr.envs.base.Env):
         return [np.asarray(o) for o in obs], None, None
     def step(self, action):
         byname = dict(zip(reaver_names, action))
+        fn = np.asarray(g.function_ids)[np.asarray(byname['function_id'])]
+        calls.append((np.mean(fn == 0), np.mean(np.isin(fn, MOVERS)), np.mean(np.asarray(byname['queued']) == 1)))
         act = tuple(jnp.asarray(np.asarray(byname[n]), jnp.int32) for n in our_names)
         self.key, k = jax.random.split(self.key)
         obs, self.s, r, done, score = step(k, self.s, act)
@@ -131,24 +149,31 @@ class SimEnv(rvr.envs.base.Env):
         return [np.asarray(o) for o in obs], np.asarray(r, np.float32), done
 
 episodes = []
+calls = []   # per step: share of no_op calls, of calls that move the marine, of queued=1 (argument sampled)
+MOVERS = (12, 13, 331, 332, 333, 334, 451, 452)
 sess = tf.Session()
 sess_mgr = rvr.utils.tensorflow.SessionManager(sess, tempfile.mkdtemp(), 10 ** 9, training_enabled=True)
 agent = rvr.agents.A2C(obs_spec, act_spec, sess_mgr=sess_mgr, n_envs=N)
 class Quiet:   # Reaver's logger interface, printing our own row every 20 updates
-    def __init__(self): self.t0 = time.time(); self.u = 0
+    def __init__(self): self.t0 = time.time(); self.u = 0; self.terms = []
     def on_start(self): pass
     def on_finish(self): pass
     def on_step(self, *args, **kw): pass
-    def on_update(self, *args, **kw):
+    def on_update(self, step, loss_terms, grads_norm, *args, **kw):
         self.u += 1
-        if self.u % 20 == 0:
+        self.terms.append((*loss_terms, grads_norm))
+        if self.u % 20 == 0 or self.u == 1:
             last = episodes[-100:]
             print(f"upd {self.u} frames {self.u * agent.traj_len * agent.batch_sz} eps {len(episodes)} "
-                  f"RMe {np.mean(last) if last else float('nan'):.2f} t {time.time() - self.t0:.0f}s", flush=True)
+                  f"RMe {np.mean(last) if last else float('nan'):.2f} RMa {max(last) if last else float('nan'):.0f} "
+                  f"no_op {np.mean([c[0] for c in calls[-2000:]]):.2f} move {np.mean([c[1] for c in calls[-2000:]]):.2f} "
+                  f"queued {np.mean([c[2] for c in calls[-2000:]]):.2f} "
+                  + ' '.join(f"{k} {v:.4f}" for k, v in zip(('Pl', 'Vl', 'El', 'Gr'), np.mean(self.terms[-20:], 0)))
+                  + f" t {time.time() - self.t0:.0f}s", flush=True)
 agent.logger = Quiet()
 agent.wrap_env = lambda env: env
 print(f"era {a.era}: Reaver {rvr.__version__ if hasattr(rvr, '__version__') else '2.1.9'} A2C, lr/entropy from packaged gin: "
       f"entropy {gin.query_parameter('ACAgent.entropy_coef')}, clip {gin.query_parameter('ACAgent.clip_grads_norm')}, "
       f"batch {gin.query_parameter('ACAgent.batch_sz')}x{gin.query_parameter('ACAgent.traj_len')}; sim beacon r "
-      f"{beacon_r}, reach {mg.MoveToBeacon.reach}, functions {a.functions}, queue {a.queue}", flush=True)
+      f"{beacon_r}, reach {mg.MoveToBeacon.reach}, functions {a.functions}, queue {a.queue}, follows {a.follows}, layers {a.layers}, candidates {patched}, seed {a.seed}", flush=True)
 agent.run(SimEnv(), a.frames // N)
