@@ -26,6 +26,7 @@ ap.add_argument('--seed', type=int, default=0)
 ap.add_argument('--layers', default='2.1.9', choices=['2.1.9', '2018'],
                 help="2.1.9: the released SC2Env's 5 screen + 4 minimap layers; 2018: the 7 + 3 of Reaver's SC2Env at "
                      "commit ef2fb8a (player_id, unit_hit_points and unit_density_aa drawn by candidates.layers_2018)")
+ap.add_argument('--trace', type=int, default=1, help='print every one of the first TRACE updates')
 ap.add_argument('--candidates', default='', help="comma-separated candidate mechanics of candidates.py to patch in "
                 "(deselect, beacon_select, beacon_hp)")
 ap.add_argument('--era', default='2.1.9', choices=['2.1.9', '2018-11-19'],
@@ -162,13 +163,13 @@ class Quiet:   # Reaver's logger interface, printing our own row every 20 update
     def on_update(self, step, loss_terms, grads_norm, *args, **kw):
         self.u += 1
         self.terms.append((*loss_terms, grads_norm))
-        if self.u % 20 == 0 or self.u == 1:
+        if self.u % 20 == 0 or self.u <= a.trace:
             last = episodes[-100:]
             print(f"upd {self.u} frames {self.u * agent.traj_len * agent.batch_sz} eps {len(episodes)} "
                   f"RMe {np.mean(last) if last else float('nan'):.2f} RMa {max(last) if last else float('nan'):.0f} "
                   f"no_op {np.mean([c[0] for c in calls[-2000:]]):.2f} move {np.mean([c[1] for c in calls[-2000:]]):.2f} "
                   f"queued {np.mean([c[2] for c in calls[-2000:]]):.2f} "
-                  + ' '.join(f"{k} {v:.4f}" for k, v in zip(('Pl', 'Vl', 'El', 'Gr'), np.mean(self.terms[-20:], 0)))
+                  + ' '.join(f"{k} {v:.4f}" for k, v in zip(('Pl', 'Vl', 'El', 'Gr'), np.mean(self.terms[-(20 if self.u % 20 == 0 else 1):], 0)))
                   + f" t {time.time() - self.t0:.0f}s", flush=True)
 agent.logger = Quiet()
 agent.wrap_env = lambda env: env
