@@ -28,6 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     fmt = _Help
     p = _Parser(prog='reaver', formatter_class=fmt,
                                 description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
+    from reaver_nb import __version__
+    p.add_argument('--version', action='version', version=f'reaver_nb {__version__}')
     sub = p.add_subparsers(dest='command', parser_class=_Parser, metavar='{train,test,compare,plot,export,import,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
@@ -56,7 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument('--dry-run', action='store_true', help='check every setting and print the plan; build and write '
                    'nothing')
     e = sub.add_parser('test', formatter_class=fmt, help="evaluate a run's latest checkpoint")
-    e.add_argument('--run-id', required=True, help='the run to evaluate')
+    e.add_argument('run', nargs='?', metavar='RUN', help='the run to evaluate: run id (under --results-dir) or run '
+                   'directory')
+    e.add_argument('--run-id', default=None, help='the same as RUN, as a flag (as `train` names runs)')
     e.add_argument('--episodes', type=int, default=100, help='episodes to play')
     e.add_argument('--render', action='store_true', help='record a GIF of one episode into the run directory')
     e.add_argument('--greedy', action='store_true', help='take the most likely action instead of sampling')
@@ -80,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument('--results-dir', default='results', help='where run directories live')
     x = sub.add_parser('export', formatter_class=fmt, help='pack a run (config, latest weights, logs, evaluation, '
                        'videos) into one .reaver.tar.gz archive')
-    x.add_argument('run', metavar='RUN', help='run id (under --results-dir) or run directory')
+    x.add_argument('run', nargs='?', metavar='RUN', help='run id (under --results-dir) or run directory')
+    x.add_argument('--run-id', default=None, help='the same as RUN, as a flag (as `train` names runs)')
     x.add_argument('--out', default=None, help='archive path (default: ./<run-id>.reaver.tar.gz)')
     x.add_argument('--all-checkpoints', action='store_true', help='carry every checkpoint, not only the latest')
     x.add_argument('--results-dir', default='results', help='where run directories live')
@@ -91,8 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument('--force', action='store_true', help='replace an existing run with that id')
     i.add_argument('--results-dir', default='results', help='where run directories live')
     s = sub.add_parser('sc2', formatter_class=fmt, help='StarCraft II: `reaver sc2 install --accept-eula` downloads '
-                       'the game and maps; `reaver sc2 doctor` checks this machine', add_help=False)
-    s.add_argument('action', choices=['install', 'doctor'], help='what to do')
+                       'the game and maps; `reaver sc2 doctor` checks this machine')
+    s.add_argument('action', choices=['install', 'doctor'], help='install: download and unpack the game and the '
+                   'mini-game maps; doctor: check this machine')
     s.add_argument('rest', nargs=argparse.REMAINDER, help='options of the action (`reaver sc2 install --help`)')
     d = sub.add_parser('doctor', formatter_class=fmt, help='check StarCraft II, its maps, LD_PRELOAD, pysc2 and protobuf')
     d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
@@ -103,11 +109,37 @@ def _one_line(err) -> str:
     lines = [l.strip() for l in str(err).splitlines()]
     return ' '.join(l for l in lines if l and not l.startswith(('In call to configurable', 'In file', 'In bindings string')))
 
+# modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
+_EXTRAS = dict(matplotlib='notebook', rliable='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
+               pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
+
+def _next_steps(out: dict, results_dir: str) -> str:
+    "What a finished `reaver train` did, and the commands that come next (test, compare, plot, TensorBoard)."
+    run_dir = Path(out['run_dir']); run = run_dir.name
+    rd = '' if Path(results_dir) == Path('results') else f" --results-dir {results_dir}"
+    m, s = divmod(int(round(out.get('time') or 0)), 60)
+    ret = (out.get('last') or {}).get('ep_return_mean')
+    head = (f"{'Stopped' if out.get('stopped') else 'Done'}: {out['frames']:,} frames in {m} min {s} s"
+            + (f", rolling return {ret:.2f} (the last 100 episodes)" if ret is not None else '') + f"; run in {run_dir}")
+    steps = [(f"reaver test {run}{rd}", "play 100 test episodes with the latest weights"),
+             (f"reaver compare {run}{rd}", "the tested score next to the published ones"),
+             (f"reaver plot {run}{rd}", "training curves as PNG (needs the [notebook] extra)"),
+             (f"tensorboard --logdir {run_dir}", "the curves live")]
+    if out.get('stopped'): steps.insert(0, (f"reaver train --run-id {run}{rd} --resume", "go on from the checkpoint"))
+    w = max(len(c) for c, _ in steps)
+    return head + '\nNext:\n' + '\n'.join(f"  {c:<{w}}  # {why}" for c, why in steps)
+
 def main(argv=None) -> int:
     "Entry point of the `reaver` console script and `python -m reaver_nb`."
     p = _parser()
     a = p.parse_args(argv)
     if a.command is None: p.print_help(); return 2
+    if a.command in ('test', 'export'):   # a run named either way: `reaver test RUN` or `reaver test --run-id RUN`
+        if a.run and a.run_id and a.run != a.run_id:
+            p.exit(2, f"reaver {a.command}: error: two runs named ({a.run!r} and --run-id {a.run_id!r}); give one\n")
+        a.run = a.run or a.run_id
+        if not a.run: p.exit(2, f"reaver {a.command}: error: name the run: `reaver {a.command} RUN` (see "
+                                f"`reaver {a.command} --help`)\n")
     if a.command == 'sc2':
         if a.action == 'doctor': return main(['doctor', *a.rest])
         from reaver_nb.sc2.installer import cli
@@ -146,14 +178,25 @@ def main(argv=None) -> int:
                 print(f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
                       f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
                       "written)")
+            elif not a.quiet: print(_next_steps(out, a.results_dir))
         else:
             from reaver_nb.training.run import test
-            test(a.run_id, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=a.results_dir,
+            run, results_dir = a.run, a.results_dir
+            if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
+            test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,
                  n_envs=a.n_envs, seed=a.seed, device=a.device)
     except (ValueError, FileExistsError, FileNotFoundError, ConfigError) as err:
         print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
+    except ModuleNotFoundError as err:   # an optional extra is missing: name the pip command that brings it
+        extra = _EXTRAS.get((err.name or '').split('.')[0])
+        if extra is None: raise
+        print(f"reaver {a.command}: error: this needs {err.name}, which the base install leaves out: "
+              f"pip install 'reaver_nb[{extra}]'", file=sys.stderr); return 2
     except FloatingPointError as err:
         print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
     except KeyboardInterrupt:
         print(f"reaver {a.command}: interrupted.", file=sys.stderr); return 130
+    except Exception as err:   # gymnasium's own "pygame is not installed, run pip install ..." (not an ImportError)
+        if type(err).__name__ != 'DependencyNotInstalled': raise
+        print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
     return 0

@@ -90,7 +90,7 @@ class Table:
 
 class Comparison(Table):
     "The table `compare` returns: `.rows` (dicts), shown as HTML in a notebook, as text in a terminal."
-    columns = ('map', 'env', 'agent', 'runs', 'ours', 'Reaver', 'SC2LE', 'ReDRL', 'GrandMaster', 'verdict')
+    columns = ('map', 'env', 'agent', 'runs', 'seeds', 'ours', 'Reaver', 'SC2LE', 'ReDRL', 'GrandMaster', 'verdict')
     html_class = 'reaver-compare'
     def to_pandas(self):
         import pandas as pd
@@ -120,7 +120,11 @@ def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
         rets = np.concatenate([np.asarray(ev['returns'], float) for ev in group])
         n, mean, std, lo, hi = rets.size, float(rets.mean()), float(rets.std()), float(rets.min()), float(rets.max())
         m = map_name(env); p = pub.get(m, {})
-        rows.append(dict(map=m, env=env, agent=agent, runs=len(group), episodes=n, mean=mean, std=std, min=lo, max=hi,
+        # training seeds, each counted once (two runs of seed 0 are one seed); evaluations older than train_seeds: runs
+        seeds = {s for ev in group for s in ev.get('train_seeds', [])} if all('train_seeds' in ev for ev in group) \
+                else None
+        rows.append(dict(map=m, env=env, agent=agent, runs=len(group), seeds=len(seeds) if seeds is not None else None,
+                         episodes=n, mean=mean, std=std, min=lo, max=hi,
                          ours=f"{mean:.1f} ({std:.1f}) [{lo:g}, {hi:g}] over {n}",
                          **{SOURCES[s]: _fmt_pub(p.get(s)) for s in SOURCES},
                          verdict=verdict(mean, std, n, p, simulated=env.startswith('jax:'))))

@@ -210,7 +210,7 @@ def test_other_errors_pass_through(game):
     assert launch_checked(lambda: 42) == 42
 
 # -- doctor -----------------------------------------------------------------------------------------------------------
-CHECKS = ['python', 'pysc2', 'absl_flags', 'sc2path', 'binary', 'maps', 'ld_preload']
+CHECKS = ['python', 'jax', 'pysc2', 'absl_flags', 'sc2path', 'binary', 'maps', 'ld_preload']
 
 def run_doctor(*args, **kw):
     buf = io.StringIO()

@@ -214,7 +214,7 @@ def start_game(make: Callable[[], _T], *, prepare: bool = True) -> _T:
     return launch_checked(make, prepare=prepare)
 
 # %% ../../nbs/14_sc2_launch.ipynb #c023
-_INSTALL = "reaver_nb.sc2.install(accept_eula=True) downloads the game"
+_INSTALL = "`reaver sc2 install --accept-eula` (Python: reaver_nb.sc2.install(accept_eula=True)) downloads the game"
 
 def _where(sc2path: str | os.PathLike | None = None) -> tuple[Path, str]:
     "Where pysc2 looks for the game (the installer's `sc2_path`), and which source says so."
@@ -256,12 +256,20 @@ def _check_pysc2(ctx):
     return True, (f"pysc2 {st['pysc2']}, s2clientprotocol {st['s2clientprotocol']}, protobuf {st['protobuf']} "
                   f"({st['protobuf_backend']} backend): {st['protocol']}"), None
 
+def _check_jax(ctx):
+    import jax
+    devs = jax.devices()
+    kinds = sorted({d.platform for d in devs})
+    return True, f"jax {jax.__version__}: {len(devs)} device(s), {', '.join(kinds)} ({devs[0].device_kind})", None
+
 def _check_absl_flags(ctx):
+    if 'pysc2' not in ctx: return True, "not checked: pysc2 is not importable (above)", None
     try: from absl import flags
     except ImportError: return False, "absl-py is not installed", "pip install 'reaver_nb[sc2]'"
     if not flags.FLAGS.is_parsed():
         return (False, "not parsed: pysc2 would raise UnparsedFlagAccessError",
-                "call reaver_nb.sc2.import_pysc2() (marks them parsed with pysc2's defaults) or run under absl.app.run")
+                "`reaver train` does this itself; in your own code call reaver_nb.sc2.import_pysc2() before using "
+                "pysc2 (it marks the flags parsed with pysc2's defaults), or run under absl.app.run")
     marked = ctx.get('pysc2', {}).get('flags_marked_parsed')
     return True, 'marked parsed with their defaults by import_pysc2()' if marked else 'parsed', None
 
@@ -306,14 +314,14 @@ def _check_ld_preload(ctx):
     tcmalloc = [e for e in preload_entries(value) if is_tcmalloc(e)]
     if tcmalloc and not _state['armed']:
         return (False, f"LD_PRELOAD={value!r} preloads tcmalloc: StarCraft II will segfault (exit code -11)",
-                "call reaver_nb.sc2.prepare_game_environment() before creating the env (start_game does), or "
-                "`unset LD_PRELOAD`")
+                "`reaver train` and `reaver test` start the game without it; in your own code call "
+                "reaver_nb.sc2.prepare_game_environment() before creating a pysc2 env, or `unset LD_PRELOAD`")
     if tcmalloc:
         return True, (f"LD_PRELOAD={value!r} preloads tcmalloc in this process; the games run without it "
                       "(prepare_game_environment() was called)"), None
     return True, "not set" if value is None else f"{value!r}, no tcmalloc", None
 
-_CHECKS = (('python', _check_python), ('pysc2', _check_pysc2), ('absl_flags', _check_absl_flags),
+_CHECKS = (('python', _check_python), ('jax', _check_jax), ('pysc2', _check_pysc2), ('absl_flags', _check_absl_flags),
            ('sc2path', _check_sc2path), ('binary', _check_binary), ('maps', _check_maps),
            ('ld_preload', _check_ld_preload))
 

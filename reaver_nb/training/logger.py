@@ -5,7 +5,7 @@ scalars (through tensorboardX, so no TensorFlow)."""
 
 # %% ../../nbs/07_logger.ipynb #c002
 from __future__ import annotations
-import json, sys, time
+import json, shutil, sys, time
 from collections import deque
 from pathlib import Path
 import numpy as np
@@ -13,7 +13,7 @@ from tqdm import tqdm
 from .checkpoint import atomic_write
 
 # %% auto #0
-__all__ = ['COLUMNS', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
+__all__ = ['COLUMNS', 'NARROW_DROP', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
 
 # %% ../../nbs/07_logger.ipynb #c005
 COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes', '{:6d}'), ('Up', 'updates', '{:6d}'),
@@ -22,13 +22,20 @@ COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes
            ('Pl', 'policy_loss', '{:8.3f}'), ('Vl', 'value_loss', '{:8.3f}'), ('El', 'entropy', '{:7.4f}'),
            ('Gr', 'grad_norm', '{:7.3f}'), ('Fps', 'fps', '{:6.0f}')]
 
-def format_row(row: dict) -> str:
-    "One Reaver-style terminal line."
-    cells = []
+NARROW_DROP = ('RSd', 'RMi', 'Pl', 'Vl', 'Gr', 'Ep', 'RMa', 'El', 'Up')   # what a narrow terminal leaves out first
+
+def format_row(row: dict, width: int | None = None) -> str:
+    "One Reaver-style terminal line; with `width`, columns of NARROW_DROP are left out, in order, until it fits."
+    cells = {}
     for short, key, fmt in COLUMNS:
         v = row.get(key)
-        cells.append(f"{short} " + (fmt.format(v) if v is not None and np.isfinite(v) else fmt.format(0).replace('0', '-')))
-    return '| ' + ' | '.join(cells) + ' |'
+        cells[short] = f"{short} " + (fmt.format(v) if v is not None and np.isfinite(v) else fmt.format(0).replace('0', '-'))
+    shown = list(cells)
+    line = lambda: '| ' + ' | '.join(cells[s] for s in shown) + ' |'
+    for short in NARROW_DROP:
+        if width is None or len(line()) <= width: break
+        shown.remove(short)
+    return line()
 
 def drop_rows_after(path: Path, frames: int) -> int:
     """Rewrite the JSON-lines file `path` (atomically) without its rows past `frames` (and any torn last line);
@@ -84,7 +91,9 @@ class Logger:
     def write(self, row: dict):
         line = format_row(row)
         if self.stream:   # around a terminal progress bar, if one is showing: tqdm clears and redraws it
-            with tqdm.external_write_mode(file=self.stream): print(line, file=self.stream, flush=True)
+            # a terminal gets the row cut to its width (the log file and metrics.jsonl keep every column)
+            shown = format_row(row, shutil.get_terminal_size().columns) if getattr(self.stream, 'isatty', lambda: False)() else line
+            with tqdm.external_write_mode(file=self.stream): print(shown, file=self.stream, flush=True)
         if self.run_dir:
             self._log.write(line + '\n'); self._log.flush()
             self._jsonl.write(json.dumps(row) + '\n')

@@ -321,6 +321,8 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
         print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env} (fused, {trainer.loop} loop), {cfg.n_envs} envs"
               f"{seeds}, {cfg.total_steps:,} steps -> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""),
               flush=True)
+        print("Compiling the training program (about a minute on a small CPU the first time; kept in the "
+              "compilation cache after, so a rerun starts in seconds)...", flush=True)
     info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
     return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload,
                       info=info, resets=resets, reset_window=window)
@@ -421,7 +423,8 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
         ev = dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=int(payload['frames']),
                   episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
                   min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(),
-                  lengths=[l for ls in lengths for l in ls], date=time.strftime('%Y-%m-%d %H:%M:%S'))
+                  lengths=[l for ls in lengths for l in ls], train_seeds=[cfg.seed],
+                  date=time.strftime('%Y-%m-%d %H:%M:%S'))
         if render: ev['video'] = str(record_video(cfg.env, agent, params, run_dir, greedy, seed))
     atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
     if verbose: _print_eval(ev)
@@ -452,7 +455,8 @@ def _test_fused(cfg, run_id, ckpt, episodes, greedy, seed):
     return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=frames,
                 episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
                 min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(), seeds=cfg.n_seeds,
-                per_seed_mean=[float(r.mean()) for r in per_seed], date=time.strftime('%Y-%m-%d %H:%M:%S')), \
+                per_seed_mean=[float(r.mean()) for r in per_seed], train_seeds=[cfg.seed + k for k in range(cfg.n_seeds)],
+                date=time.strftime('%Y-%m-%d %H:%M:%S')), \
            agent, jax.tree.map(lambda x: x[0], all_params)
 
 def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frames=400, every=2) -> Path:

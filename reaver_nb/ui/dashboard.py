@@ -249,6 +249,7 @@ class TerminalProgress:
         self.bar = tqdm(total=run.get('total_frames'), initial=run.get('frames', 0), unit='fr', unit_scale=True,
                         dynamic_ncols=True, file=self.file or sys.stderr, desc=str(run.get('run_id', 'train')),
                         smoothing=0.3, **self.kw)
+        self.bar.set_postfix_str('compiling (the first run of a config: about a minute)')
 
     def on_row(self, row: dict):
         if self.bar is None: return
