@@ -119,7 +119,9 @@ def test_reset_return_restarts_at_the_same_frame_whatever_the_log_rows(results):
             '--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 64',
             '--gin-param', 'RunSettings.reset_return = 1.0',
             # the frames below come from this trajectory: Reaver's screen-head size (the map's config until 2026-12-02)
-            '--gin-param', 'make_model.spatial_init = 0.1']
+            # on the simulation's lenient settings of then (the six core functions, a one-order queue)
+            '--gin-param', 'make_model.spatial_init = 0.1', '--gin-param', "MiniGameSettings.functions = 'core'",
+            '--gin-param', 'MiniGameSettings.order_queue = 1']
     r = reaver('train', *game, '--steps', 512, '--run-id', 'rows4')
     assert r.returncode == 0, r.stderr
     assert 'of seed 1 to uniform at 192 frames (mean return 1.00 over the last 4 updates' in r.stdout, r.stdout

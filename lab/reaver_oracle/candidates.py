@@ -19,14 +19,14 @@ CANDIDATES = ('deselect', 'beacon_select', 'beacon_hp')
 
 def _select_point_factory(deselect: bool, beacon_select: bool):
     base = mg._select_point
-    def select_point(u, act, p, res):
-        out = base(u, act, p, res)
-        own = mg._under(u, p, res, mg.SELF)
+    def select_point(u, act, p, res, radius=None):
+        out = base(u, act, p, res, radius)
+        own = mg._under(u, p, res, mg.SELF, radius)
         sel = out.selected
         if deselect:   # nothing of ours under the click: a plain select (act 0) clears the selection
             sel = jnp.where((own < 0) & (act == 0), jnp.zeros_like(sel), sel)
         if beacon_select:   # the beacon under the click (and none of ours): it alone is selected
-            neutral = mg._under(u, p, res, mg.NEUTRAL)
+            neutral = mg._under(u, p, res, mg.NEUTRAL, radius)
             hit = (own < 0) & (neutral >= 0) & (act == 0)
             sel = jnp.where(hit, jnp.arange(u.kind.shape[0]) == neutral, sel)
         return out.replace(selected=sel & u.alive)
@@ -34,10 +34,10 @@ def _select_point_factory(deselect: bool, beacon_select: bool):
 
 def _select_rect_factory():
     base = mg._select_rect
-    def select_rect(u, add, p1, p2):
-        out = base(u, add, p1, p2)
+    def select_rect(u, add, p1, p2, radius=None):
+        out = base(u, add, p1, p2, radius)
         lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
-        r = mg._k('radius', u.kind)[:, None]
+        r = mg._radius(u.kind, radius)[:, None]
         inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & u.alive & (mg._k('owner', u.kind) == mg.SELF)
         return out.replace(selected=jnp.where(~inside.any() & (add == 0), jnp.zeros_like(u.selected), out.selected))
     return select_rect
@@ -75,10 +75,11 @@ def _coverage(pos, radius, alive, origin, extent, res, sub=4):
 def layers_2018():
     "Let the simulation draw player_id, unit_hit_points and unit_density_aa too (patches minigames._layers)."
     base = mg._layers
-    def layers(u, playable, origin, extent, res, names, minimap=False):
+    def layers(u, playable, origin, extent, res, names, minimap=False, radius=None):
         rest = [n for n in names if n not in _NEW]
-        drawn = dict(zip(rest, base(u, playable, origin, extent, res, rest, minimap)))
-        cover = mg._cover(u.pos, mg._k('radius', u.kind), u.alive, origin, extent, res)
+        drawn = dict(zip(rest, base(u, playable, origin, extent, res, rest, minimap, radius)))
+        rad = mg._radius(u.kind, radius)
+        cover = mg._cover(u.pos, rad, u.alive, origin, extent, res)
         own = mg._k('owner', u.kind)
         prio = jnp.where(jnp.asarray(mg.ARMED)[u.kind], 2, 1)
         code = jnp.max(jnp.where(cover, (prio * 8 + own)[:, None, None], 0), 0)
@@ -86,7 +87,7 @@ def layers_2018():
         pid = jnp.where(own == mg.SELF, 1, jnp.where(own == mg.ENEMY, 2, 16))
         drawn['player_id'] = jnp.where(code > 0, pid[top], 0)
         drawn['unit_hit_points'] = jnp.where(code > 0, jnp.floor(u.hp[top] * (mg._k('max_hp', u.kind)[top] > 0)), 0.)
-        drawn['unit_density_aa'] = jnp.minimum(jnp.round(16 * _coverage(u.pos, mg._k('radius', u.kind), u.alive, origin,
-                                                                         extent, res).sum(0)), 255.)
+        drawn['unit_density_aa'] = jnp.minimum(jnp.round(16 * _coverage(u.pos, rad, u.alive, origin, extent,
+                                                                         res).sum(0)), 255.)
         return [drawn[n] for n in names]
     mg._layers = layers

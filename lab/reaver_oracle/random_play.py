@@ -11,7 +11,7 @@ import candidates
 ap = argparse.ArgumentParser()
 ap.add_argument('--episodes', type=int, default=200)
 a = ap.parse_args()
-mg.KIND['radius'][mg.BEACON] = 1.875; mg.MoveToBeacon.reach = 1.25   # the faithful variant (issue 28)
+mg.MoveToBeacon.reach = 1.25   # the faithful variant (issue 28): the defaults since, beacon drawn at 1.875
 base = {n: getattr(mg, n) for n in ('_select_point', '_select_rect')}; hp = float(mg.KIND['max_hp'][mg.BEACON])
 for combo in ([], ['deselect'], ['beacon_select'], ['deselect', 'beacon_select'], ['beacon_hp']):
     for n, f in base.items(): setattr(mg, n, f)

@@ -20,10 +20,11 @@ from .sc2 import SC2Options, SC2Settings, function_ids, sc2_obs_spec, sc2_act_sp
 # %% auto #0
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
            'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'PATROL', 'FOLLOW',
-           'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'KIND', 'ARMED', 'CORE', 'IMPLEMENTED',
-           'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES', 'Units', 'make_units', 'game_loop',
-           'screen_point', 'minimap_point', 'available', 'GameState', 'MiniGameOptions', 'MiniGame', 'MoveToBeacon',
-           'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play', 'random_policy']
+           'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND', 'ARMED', 'CORE',
+           'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES', 'Units',
+           'make_units', 'game_loop', 'screen_point', 'minimap_point', 'available', 'GameState', 'MiniGameOptions',
+           'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play',
+           'random_policy']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -41,12 +42,14 @@ CONTROL_GROUPS = 10              # pysc2's control_group_id 0–9
 FOLLOW_GAP = 0.5                 # a following unit stops this close (edge to edge) to the unit it follows
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
 HELP_RADIUS = 8.0                # ... or anywhere when an ally this close is being shot at
+BEACON_RADIUS = 1.875            # the beacon as real feature layers draw it (10 px across at 64 x 64; see the
+                                 # calibration table); each game reads its own table, `MiniGameSettings.beacon_radius`
 
 def _per_loop(per_second): return per_second / LOOPS_PER_SECOND
 #                    marine           roach            beacon  shard
 KIND = dict(
     owner=np.array([SELF,            ENEMY,           NEUTRAL, NEUTRAL], np.int32),
-    radius=np.array([0.375,          1.0,             1.0,     0.75], np.float32),
+    radius=np.array([0.375,          1.0,             BEACON_RADIUS, 0.75], np.float32),
     speed=np.array([_per_loop(3.15), _per_loop(3.15), 0.,      0.], np.float32),
     max_hp=np.array([45.,            145.,            0.,      0.], np.float32),
     damage=np.array([6.,             16.,             0.,      0.], np.float32),
@@ -72,7 +75,7 @@ class Units(struct.PyTreeNode):
     cooldown: jax.Array   # [U] loops until the weapon fires again
     groups: jax.Array     # [U, 10] bool: control-group membership
 
-def make_units(kind, pos, alive, queue: int = 1) -> Units:
+def make_units(kind, pos, alive, queue: int = 16) -> Units:
     "A unit table from per-row kinds, positions and alive flags (full health, idle, unselected, `queue` order slots)."
     kind = jnp.asarray(kind, jnp.int32); n = kind.shape[0]
     pos = jnp.asarray(pos, jnp.float32)
@@ -84,6 +87,9 @@ def make_units(kind, pos, alive, queue: int = 1) -> Units:
                  cooldown=jnp.zeros(n, jnp.float32), groups=jnp.zeros((n, CONTROL_GROUPS), bool))
 
 def _k(name, kind): return jnp.asarray(KIND[name])[kind]
+def _radius(kind, radius=None):
+    "Per-unit radii from a per-kind table (a game's own, `MiniGame.radius`; default KIND's)."
+    return jnp.asarray(KIND['radius'] if radius is None else radius)[kind]
 
 # %% ../../nbs/18_minigames.ipynb #c008
 def _hostile(u: Units):
@@ -91,9 +97,9 @@ def _hostile(u: Units):
     fighter = u.alive & ((own == SELF) | (own == ENEMY))
     return fighter[:, None] & fighter[None, :] & (own[:, None] != own[None, :])
 
-def _edge_distance(u: Units):
+def _edge_distance(u: Units, radius=None):
     d = jnp.linalg.norm(u.pos[:, None, :] - u.pos[None, :, :] + 1e-9, axis=-1)
-    r = _k('radius', u.kind)
+    r = _radius(u.kind, radius)
     return d - r[:, None] - r[None, :]
 
 def _next_order(u: Units, done, order, goal, target):
@@ -106,11 +112,11 @@ def _next_order(u: Units, done, order, goal, target):
                 q_goal=jnp.where(d2, shift(u.q_goal, u.q_goal[:, -1:]), u.q_goal),
                 q_target=jnp.where(d1, shift(u.q_target, -1), u.q_target))
 
-def game_loop(u: Units) -> Units:
-    "Advance the unit table by one game loop."
+def game_loop(u: Units, radius=None) -> Units:
+    "Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default KIND's)."
     n = u.kind.shape[0]
     rows = jnp.arange(n)
-    hostile, edge = _hostile(u), _edge_distance(u)
+    hostile, edge = _hostile(u), _edge_distance(u, radius)
     rng = _k('range', u.kind)
     armed = jnp.asarray(ARMED)[u.kind] & u.alive
     # a target stays valid while it lives; an attack (or follow) order on a dead target falls back to the queued order
@@ -145,7 +151,7 @@ def game_loop(u: Units) -> Units:
     following = (u.order == FOLLOW) & tgt_ok
     # an own unit is followed FOLLOW_GAP behind; a neutral one (the beacon, a shard; MiniGameSettings.move_follows)
     # is walked onto, centre to centre, and after again when it moves
-    gap = jnp.where(_k('owner', u.kind[t]) == NEUTRAL, -_k('radius', u.kind) - _k('radius', u.kind[t]), FOLLOW_GAP)
+    gap = jnp.where(_k('owner', u.kind[t]) == NEUTRAL, -_radius(u.kind, radius) - _radius(u.kind[t], radius), FOLLOW_GAP)
     chasing = (tgt_ok & ~in_range & fights) | (following & (edge[rows, t] > gap + 1e-6))
     roaming = (u.order == ATTACK_MOVE) | (u.order == PATROL)
     moving = u.alive & ((u.order == MOVE) | (roaming & ~tgt_ok) | chasing)
@@ -180,24 +186,24 @@ def minimap_point(index, res):
     ps = MAP_UNITS / res
     return (jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]) - CAMERA_ORIGIN).astype(jnp.float32)
 
-def _under(u: Units, p, res, owner):
+def _under(u: Units, p, res, owner, radius=None):
     "Row of the alive unit of `owner` under point p (within its radius + half a pixel), nearest first; -1 if none."
     d = jnp.linalg.norm(u.pos - p + 1e-12, axis=-1)
-    ok = u.alive & (_k('owner', u.kind) == owner) & (d <= _k('radius', u.kind) + 0.5 * SCREEN_UNITS / res)
+    ok = u.alive & (_k('owner', u.kind) == owner) & (d <= _radius(u.kind, radius) + 0.5 * SCREEN_UNITS / res)
     i = jnp.argmin(jnp.where(ok, d, jnp.inf))
     return jnp.where(ok.any(), i, -1)
 
-def _select_point(u, act, p, res):
-    i = _under(u, p, res, SELF)
+def _select_point(u, act, p, res, radius=None):
+    i = _under(u, p, res, SELF, radius)
     hit = (jnp.arange(u.kind.shape[0]) == i) & (i >= 0)
     same = u.alive & (_k('owner', u.kind) == SELF) & (u.kind == u.kind[jnp.maximum(i, 0)]) & (i >= 0)
     sel = jnp.select([act == 0, act == 1, act == 2], [hit, u.selected ^ hit, same], u.selected | same)
     sel = jnp.where(i >= 0, sel, u.selected)   # a click on empty ground keeps the selection, as in the game
     return u.replace(selected=sel & u.alive)
 
-def _select_rect(u, add, p1, p2):
+def _select_rect(u, add, p1, p2, radius=None):
     lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
-    r = _k('radius', u.kind)[:, None]
+    r = _radius(u.kind, radius)[:, None]
     inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & u.alive & (_k('owner', u.kind) == SELF)
     keep = ~inside.any() & (add == 0)
     return u.replace(selected=jnp.where(keep, u.selected, jnp.where(add == 1, u.selected | inside, inside)))
@@ -218,21 +224,21 @@ def _control_group(u, act, group):
     selected = jnp.where((act == 0) & members.any(), members, u.selected)
     return u.replace(groups=groups, selected=selected)
 
-def _command(u, queued, p, res, how, follows: bool = False):
+def _command(u, queued, p, res, how, follows: bool = False, radius=None):
     """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
     'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
     the screen resolution for finding the unit under p, None for a minimap point (which targets no unit). With
     `follows` (`MiniGameSettings.move_follows`) a move or a right click on a unit that is not an enemy targets that
     unit: the selected units follow another own unit, and walk onto a neutral one (the beacon, a shard), going after
-    it again when it moves."""
+    it again when it moves. `radius`: the per-kind radii (a game's `MiniGame.radius`) for finding units under p."""
     n = u.kind.shape[0]
     none = jnp.int32(-1)
-    enemy = _under(u, p, res, ENEMY) if how in ('attack', 'smart') and res else none
+    enemy = _under(u, p, res, ENEMY, radius) if how in ('attack', 'smart') and res else none
     on_units = res and (how == 'smart' or (how == 'move' and follows))
-    followed = _under(u, p, res, SELF) if on_units else none              # another own unit ...
+    followed = _under(u, p, res, SELF, radius) if on_units else none      # another own unit ...
     followed = jnp.where(jnp.arange(n) == followed, none, followed)       # (a unit does not follow itself)
     if on_units and follows:                                              # ... or, with follows, a neutral one
-        followed = jnp.where(followed >= 0, followed, _under(u, p, res, NEUTRAL))
+        followed = jnp.where(followed >= 0, followed, _under(u, p, res, NEUTRAL, radius))
     order = {'move': jnp.where(followed >= 0, FOLLOW, MOVE), 'patrol': jnp.int32(PATROL),
              'attack': jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE),
              'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(followed >= 0, FOLLOW, MOVE))}[how]
@@ -271,8 +277,8 @@ def _cover(pos, radius, alive, origin, extent, res):
     centre = (jnp.arange(res)[None, :, None] == iy[:, None, None]) & (jnp.arange(res)[None, None, :] == ix[:, None, None])
     return (disc | centre) & alive[:, None, None]
 
-def _layers(u: Units, playable, origin, extent, res, names, minimap=False):
-    cover = _cover(u.pos, _k('radius', u.kind), u.alive, origin, extent, res)
+def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None):
+    cover = _cover(u.pos, _radius(u.kind, radius), u.alive, origin, extent, res)
     own = _k('owner', u.kind)
     prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
     code = jnp.max(jnp.where(cover, (prio * 8 + own)[:, None, None], 0), 0)
@@ -309,13 +315,18 @@ class GameState(struct.PyTreeNode):
 
 @dataclass(frozen=True)
 class MiniGameOptions:
-    "What the simulation itself lets you choose; gin binds them as `MiniGameSettings.order_queue = 16`."
-    order_queue: int = 1   # orders a unit holds queued behind its current one (the game: more; see the notebook)
-    functions: str = 'core'   # 'core': the six functions the maps need (CORE), the rest of the set reported
-                              # unavailable; 'game': every function of the set the game offers here (see the notebook)
+    "What the simulation lets you choose (gin: `MiniGameSettings.order_queue = 1`); defaults are the game's, the rest lenient."
+    order_queue: int = 16  # orders a unit holds queued behind its current one (the game holds many; 1: a queued order
+                           # replaces the one waiting, the simulation's default before issue 28)
+    functions: str = 'game'   # 'game': every function of the set the game offers here (see the notebook); 'core':
+                              # only the six the maps need (CORE), the rest of the set reported unavailable
     move_follows: bool = False   # a Move_screen or Smart_screen click on a unit that is not an enemy targets it: the
                               # marine follows it, onto the beacon and after it when it jumps (the game may; see the
                               # notebook); False: a move to the point, as Move_screen is documented
+    beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
+                              # it); 1.875 from real renders; the simulation drew 1.0 before issue 28
+    reach_footprint: bool = False   # False: MoveToBeacon pays when the marine's centre is in the map's 1.25-unit
+                              # "Beacon Area" (UnitInRegion); True: when any of it (radius 0.375) is, within 1.625
 
 MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
 
@@ -333,13 +344,24 @@ class MiniGame:
         q = self.sim_options.order_queue
         if not isinstance(q, (int, np.integer)) or isinstance(q, bool) or q < 1:
             raise ValueError(f"MiniGameSettings.order_queue must be a whole number >= 1 (orders a unit can hold "
-                             f"queued), got {q!r}; 1 is the default, 16 is closer to the game.")
+                             f"queued), got {q!r}; 16, the default, is the game's, 1 the lenient queue.")
         if self.sim_options.functions not in ('game', 'core'):
             raise ValueError(f"MiniGameSettings.functions must be 'game' (every function of the set the game offers "
                              f"here) or 'core' (only {CORE}), got {self.sim_options.functions!r}.")
         if not isinstance(self.sim_options.move_follows, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.move_follows must be True or False, got "
                              f"{self.sim_options.move_follows!r}.")
+        if not isinstance(self.sim_options.reach_footprint, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.reach_footprint must be True or False, got "
+                             f"{self.sim_options.reach_footprint!r}.")
+        b = self.sim_options.beacon_radius
+        if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(b) or not 0 < b <= SCREEN_UNITS / 2:
+            raise ValueError(f"MiniGameSettings.beacon_radius must be a number of world units in (0, "
+                             f"{SCREEN_UNITS / 2:g}] (the beacon's drawn radius), got {b!r}; {BEACON_RADIUS} is the game's.")
+        # this game's per-kind radii: KIND's, with the beacon drawn at `beacon_radius` (static: jit sees a constant)
+        self.radius = KIND['radius'].copy()
+        self.radius[BEACON] = b
         self.options = o
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
@@ -373,11 +395,13 @@ class MiniGame:
     def observe(self, s: GameState) -> tuple:
         o, u = self.options, s.units
         feats = dict(zip([f'screen/{n}' for n in o.screen_features],
-                         _layers(u, self.playable, 0., SCREEN_UNITS, o.screen_size, o.screen_features)))
+                         _layers(u, self.playable, 0., SCREEN_UNITS, o.screen_size, o.screen_features,
+                                 radius=self.radius)))
         mm = u.replace(pos=u.pos + CAMERA_ORIGIN)
         pl = tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in self.playable)
         feats.update(zip([f'minimap/{n}' for n in o.minimap_features],
-                         _layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True)))
+                         _layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True,
+                                 radius=self.radius)))
         av = available(u)
         feats['available_actions'] = jnp.where(jnp.asarray(self._impl) >= 0, av[jnp.maximum(jnp.asarray(self._impl), 0)], False)
         army = (u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMED)[u.kind]).sum()
@@ -400,21 +424,21 @@ class MiniGame:
         p = lambda n: screen_point(arg(n), res)
         m = lambda: minimap_point(arg('minimap'), self.options.minimap_size)
         q = lambda: arg('queued')
-        follows = self.sim_options.move_follows
+        follows, r = self.sim_options.move_follows, self.radius
         call = {0: lambda u: u,
                 1: lambda u: u,   # move_camera: the maps lock the camera (CameraLockInput), so it stays put
-                2: lambda u: _select_point(u, arg('select_point_act'), p('screen'), res),
-                3: lambda u: _select_rect(u, arg('select_add'), p('screen'), p('screen2')),
+                2: lambda u: _select_point(u, arg('select_point_act'), p('screen'), res, r),
+                3: lambda u: _select_rect(u, arg('select_add'), p('screen'), p('screen2'), r),
                 4: lambda u: _control_group(u, arg('control_group_act'), arg('control_group_id')),
                 7: lambda u: _select_army(u, arg('select_add')),
-                12: lambda u: _command(u, q(), p('screen'), res, 'attack'),
-                13: lambda u: _command(u, q(), m(), None, 'attack'),
-                331: lambda u: _command(u, q(), p('screen'), res, 'move', follows),
-                332: lambda u: _command(u, q(), m(), None, 'move'),
-                333: lambda u: _command(u, q(), p('screen'), res, 'patrol'),
-                334: lambda u: _command(u, q(), m(), None, 'patrol'),
-                451: lambda u: _command(u, q(), p('screen'), res, 'smart', follows),
-                452: lambda u: _command(u, q(), m(), None, 'smart')}
+                12: lambda u: _command(u, q(), p('screen'), res, 'attack', radius=r),
+                13: lambda u: _command(u, q(), m(), None, 'attack', radius=r),
+                331: lambda u: _command(u, q(), p('screen'), res, 'move', follows, r),
+                332: lambda u: _command(u, q(), m(), None, 'move', radius=r),
+                333: lambda u: _command(u, q(), p('screen'), res, 'patrol', radius=r),
+                334: lambda u: _command(u, q(), m(), None, 'patrol', radius=r),
+                451: lambda u: _command(u, q(), p('screen'), res, 'smart', follows, r),
+                452: lambda u: _command(u, q(), m(), None, 'smart', radius=r)}
         u = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in IMPLEMENTED], u)
         lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
         return u.replace(goal=jnp.clip(u.goal, lo, hi), q_goal=jnp.clip(u.q_goal, lo, hi))
@@ -424,7 +448,7 @@ class MiniGame:
         u = self.apply_action(s.units, action)
         def loop(carry, k):
             u, reward, ended, extra = carry
-            u = game_loop(u)
+            u = game_loop(u, self.radius)
             u, r, end, extra = self.rules(u, k, extra)
             return (u, reward + r, ended | end, extra), None
         (u, reward, ended, extra), _ = jax.lax.scan(
@@ -438,7 +462,8 @@ class MoveToBeacon(MiniGame):
     name = 'MoveToBeacon'
     beacon_area = ((2.5, 2.5), (21.5, 15.5))   # the "Beacon Spawn Region" in screen units ...
     beacon_hole = ((12., 9.), 4.)              # ... less this disc ((centre), radius)
-    reach = 1.25 + 0.375                       # the marine (radius 0.375) touches the 1.25-unit "Beacon Area"
+    reach = 1.25                               # the "Beacon Area": a circle of this radius on the beacon; the marine's
+                                               # centre in it scores (+ its radius with MiniGameSettings.reach_footprint)
 
     def _beacon(self, key, marine):
         return self.sample_points(key, 1, marine, 5., self.beacon_area, self.beacon_hole)
@@ -450,7 +475,8 @@ class MoveToBeacon(MiniGame):
                           self.sim_options.order_queue)
 
     def rules(self, u, key, extra):
-        hit = jnp.linalg.norm(u.pos[0] - u.pos[1] + 1e-12) <= self.reach
+        reach = self.reach + (float(self.radius[MARINE]) if self.sim_options.reach_footprint else 0.)
+        hit = jnp.linalg.norm(u.pos[0] - u.pos[1] + 1e-12) <= reach
         new = self._beacon(key, u.pos[:1])[0]
         return u.replace(pos=u.pos.at[1].set(jnp.where(hit, new, u.pos[1]))), hit.astype(jnp.float32), False, extra
 
@@ -469,7 +495,7 @@ class CollectMineralShards(MiniGame):
                           self.sim_options.order_queue)
 
     def rules(self, u, key, extra):
-        reach = KIND['radius'][MARINE] + KIND['radius'][SHARD]
+        reach = float(self.radius[MARINE] + self.radius[SHARD])
         d = jnp.linalg.norm(u.pos[2:, None, :] - u.pos[None, :2, :] + 1e-12, axis=-1)   # [shards, marines]
         taken = u.alive[2:] & (d <= reach).any(1)
         alive = u.alive.at[2:].set(u.alive[2:] & ~taken)
