@@ -5,7 +5,7 @@ Plays 100 episodes of a run's latest checkpoint, or of `--checkpoint FILE` (fuse
 how often its screen orders (`Move_screen`, `Attack_screen`, `Patrol_screen`, `Smart_screen`) are queued, how far clicks land from the beacon, and how many agent steps
 each beacon takes (scripted play, which walks straight to each beacon: 27.5 per episode, about 8.7 steps a beacon).
 
-    python tools/beacon_behaviour.py RUN_ID [--results-dir results] [--checkpoint FILE] [--greedy] [--queued-now]
+    python lab/probes/beacon_behaviour.py RUN_ID [--results-dir results] [--checkpoint FILE] [--greedy] [--queued-now]
 
 `--queued-now` plays the same weights with every order given now (`queued = 0`): the score the agent would reach
 without its queueing habit.

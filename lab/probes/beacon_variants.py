@@ -3,8 +3,8 @@
 default) on a simulation whose beacon geometry is patched, then test 100 episodes; or score scripted and random play
 on it.
 
-    python tools/beacon_variants.py 300000 --draw 2 --reach 2.625   # drawn radius, reward distance (world units)
-    python tools/beacon_variants.py --baselines --reach 1.625       # no training: scripted and uniformly random play
+    python lab/probes/beacon_variants.py 300000 --draw 2 --reach 2.625   # drawn radius, reward distance (world units)
+    python lab/probes/beacon_variants.py --baselines --reach 1.625       # no training: scripted and uniformly random play
 
 As shipped the beacon is drawn with radius 1 (an estimate) and rewards when the marine's centre comes within 1.625 of
 the beacon's (the map's 1.25-unit Beacon Area plus the marine's radius; nbs/18). A run goes to

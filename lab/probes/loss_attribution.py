@@ -6,7 +6,7 @@ jax:MoveToBeacon before any reward shapes the network)? At initialisation, roll 
 along -grad (an SGD step; first number), along -sign(grad) (Adam's early steps; second) and the same for Conv_0's own
 parameters only (third). Negative: the term pushes the layer's outputs down.
 
-    python tools/loss_attribution.py RUN_ID [BATCHES] [--results-dir results]
+    python lab/probes/loss_attribution.py RUN_ID [BATCHES] [--results-dir results]
 """
 import argparse, sys
 from pathlib import Path

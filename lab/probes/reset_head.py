@@ -6,7 +6,7 @@ HEAD (`logits_<HEAD>` or `spatial_<HEAD>`, every seed) set to zero, so that head
 P = 0.5), or with `--scale S` multiplied by S. Train on from it with `reaver train --initialize-from NEW_RUN`
 (weights only; a fresh optimiser and counters):
 
-    python tools/reset_head.py RUN NEW_RUN [--head queued] [--scale S] [--results-dir results]
+    python lab/probes/reset_head.py RUN NEW_RUN [--head queued] [--scale S] [--results-dir results]
     reaver train --initialize-from NEW_RUN --run-id NEW_RUN_trained --steps 200000
 
 `--head screen --scale 30` on a run of one update gives the screen head the size `make_model.spatial_init = 90`
@@ -19,7 +19,7 @@ at Reaver's head size (seed 0, 2026-12-02) it did not stay idle: A2C left `no_op
 click every step and scored 2.02 +- 1.47 at 600k frames (README Results):
 
     reaver train --agent a2c --steps 512 --run-id init_a2c --gin-param "make_model.spatial_init = 0.1"
-    python tools/reset_head.py init_a2c idle90 --no-op 0.9
+    python lab/probes/reset_head.py init_a2c idle90 --no-op 0.9
     reaver train --agent a2c --steps 600000 --initialize-from idle90 --gin-param "A2C.entropy_coef = 0.001"
 
 An agent trained without the restart queues every click (`queued` P = 1.000, a lock-in from early training); its

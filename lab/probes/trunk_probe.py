@@ -8,9 +8,9 @@ For the initial parameters and each kept checkpoint of a run (fused path, seed 0
 - `fn sd`: how much the function-id logits vary across states (0: the head ignores its input), `V sd` the same for
   the value; `P(queued)`: the `queued` head's mean probability of queueing an order behind the current one.
 
-    python tools/trunk_probe.py RUN_ID [--results-dir results] [--draw R] [--reach D]
+    python lab/probes/trunk_probe.py RUN_ID [--results-dir results] [--draw R] [--reach D]
 
-`--draw` and `--reach` probe runs of `tools/beacon_variants.py` (drawn beacon radius and reward distance patched).
+`--draw` and `--reach` probe runs of `lab/probes/beacon_variants.py` (drawn beacon radius and reward distance patched).
 """
 import argparse, sys
 from pathlib import Path

@@ -5,7 +5,7 @@ the noise of the non-spatial heads? Trains the default with one of two patches o
 - `frozen`: the convolutions never train (their random initial features; the 256-unit layer and the heads train);
 - `fc_nograd`: the 256-unit layer reads the convolutions through a stop-gradient, so only the spatial heads train them.
 
-    python tools/trunk_variants.py MODE RUN_ID [--steps 250000] [--seed 0] [--results-dir results] [--gin-param B ...]
+    python lab/probes/trunk_variants.py MODE RUN_ID [--steps 250000] [--seed 0] [--results-dir results] [--gin-param B ...]
 
 Screen layers only (the jax:MoveToBeacon config has no minimap layers). README Results: neither rose by 250k frames.
 """
