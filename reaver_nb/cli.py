@@ -6,7 +6,7 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, signal, sys
+import argparse, shlex, signal, sys
 from pathlib import Path
 from .training.config import ConfigError
 
@@ -116,7 +116,7 @@ _EXTRAS = dict(matplotlib='notebook', rliable='notebook', ipywidgets='notebook',
 def _next_steps(out: dict, results_dir: str) -> str:
     "What a finished `reaver train` did, and the commands that come next (test, compare, plot, TensorBoard)."
     run_dir = Path(out['run_dir']); run = run_dir.name
-    rd = '' if Path(results_dir) == Path('results') else f" --results-dir {results_dir}"
+    rd = '' if Path(results_dir) == Path('results') else f" --results-dir {shlex.quote(str(results_dir))}"
     m, s = divmod(int(round(out.get('time') or 0)), 60)
     ret = (out.get('last') or {}).get('ep_return_mean')
     head = (f"{'Stopped' if out.get('stopped') else 'Done'}: {out['frames']:,} frames in {m} min {s} s"
@@ -124,7 +124,7 @@ def _next_steps(out: dict, results_dir: str) -> str:
     steps = [(f"reaver test {run}{rd}", "play 100 test episodes with the latest weights"),
              (f"reaver compare {run}{rd}", "the tested score next to the published ones"),
              (f"reaver plot {run}{rd}", "training curves as PNG (needs the [notebook] extra)"),
-             (f"tensorboard --logdir {run_dir}", "the curves live")]
+             (f"tensorboard --logdir {shlex.quote(str(run_dir))}", "the curves live")]
     if out.get('stopped'): steps.insert(0, (f"reaver train --run-id {run}{rd} --resume", "go on from the checkpoint"))
     w = max(len(c) for c, _ in steps)
     return head + '\nNext:\n' + '\n'.join(f"  {c:<{w}}  # {why}" for c, why in steps)
