@@ -28,11 +28,11 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
                            ("A2C.head_entropy = (('queud', 0.05),)", "['queud']"),   # A2C: the default's agent
                            ("A2C.head_entropy = ('queued', 0.05)", 'pairs'),
                            ('A2C.entropy_decay_frames = -5', 'A2C.entropy_decay_frames = -5 is out of range'),
-                           ('RunSettings.reset_return = -1.0', 'RunSettings.reset_return'),
-                           ('RunSettings.reset_every = -2', 'RunSettings.reset_every'),
-                           ("RunSettings.reset_at = {'ppo': 100000}", "no value for agent 'a2c'"),
-                           ('RunSettings.reset_at = 0\nRunSettings.reset_return = 0.0', 'RunSettings.reset_at')):
-        # (the default restarts queued: at reset_at frames, once the return reaches reset_return)
+                           ('HeadRestart.min_return = -1.0', 'HeadRestart.min_return'),
+                           ('HeadRestart.every = -2', 'HeadRestart.every'),
+                           ("HeadRestart.agents = ('a3c',)", "HeadRestart.agents names ['a3c']"),
+                           ('HeadRestart.at = 0\nHeadRestart.min_return = 0.0', 'HeadRestart.at')):
+        # (the default restarts queued for A2C: at HeadRestart.at frames, once the return reaches min_return)
         r = reaver('train', *[a for b in binding.split('\n') for a in ('--gin-param', b)], '--results-dir', results)
         assert r.returncode == 2 and named in r.stderr and 'Traceback' not in r.stderr, r.stderr
         assert not results.exists()

@@ -11,7 +11,8 @@ from reaver_nb.cli import main
 FIELDS = {
     'RunSettings': ['env', 'agent', 'n_envs', 'total_steps', 'seed', 'vector_env', 'n_workers', 'max_restarts',
                     'log_every', 'log_seconds', 'checkpoint_every', 'checkpoint_minutes', 'keep_checkpoints', 'n_seeds',
-                    'fused', 'reset_heads', 'reset_at', 'reset_return', 'reset_every'],
+                    'fused'],
+    'HeadRestart': ['heads', 'at', 'min_return', 'every', 'agents'],
     'A2C': ['learning_rate', 'lr_schedule', 'adam_eps', 'traj_len', 'discount', 'gae_lambda', 'value_coef',
             'entropy_coef', 'head_entropy', 'entropy_decay_frames', 'entropy_final_frac', 'max_grad_norm',
             'clip_rewards', 'normalize_advantages', 'normalize_returns', 'n_epochs', 'minibatch_size'],

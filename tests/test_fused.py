@@ -61,8 +61,8 @@ def test_resume_after_the_simulation_changed(results):
 
 def test_reset_heads_restarts_one_head_once(results):
     from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
-    reset = ['--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 128',
-             '--gin-param', 'RunSettings.reset_return = 0.0']   # at reset_at, whatever the return
+    reset = ['--gin-param', "HeadRestart.heads = ('queued',)", '--gin-param', 'HeadRestart.at = 128',
+             '--gin-param', 'HeadRestart.min_return = 0.0']   # at reset_at, whatever the return
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'reset', '--results-dir', results,
                *TINY, *reset)
     assert r.returncode == 0, r.stderr
@@ -77,37 +77,37 @@ def test_reset_heads_restarts_one_head_once(results):
     assert others and all(x.any() for x in others)
     # a head the agent lacks is named before anything is written; a reset_at past the run's frames is pointed out
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'bad', '--results-dir', results,
-               *TINY, '--gin-param', "RunSettings.reset_heads = ('queud',)", '--gin-param', 'RunSettings.reset_at = 500')
+               *TINY, '--gin-param', "HeadRestart.heads = ('queud',)", '--gin-param', 'HeadRestart.at = 500')
     assert r.returncode == 2 and "['queud']" in r.stderr and 'queued' in r.stderr and not (results / 'bad').exists()
-    assert 'reset_at = 500 is past' in r.stdout and 'will not be reset' in r.stdout
+    assert 'HeadRestart.at = 500 is past' in r.stdout and 'will not be reset' in r.stdout
 
 
 def test_reset_return_waits_for_each_seed_and_resumes_with_it(results):
-    "With RunSettings.reset_return a seed restarts only once its return gets there; the checkpoints carry who did."
+    "With HeadRestart.min_return a seed restarts only once its return gets there; the checkpoints carry who did."
     from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
-    wait = ['--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 64',
-            '--gin-param', 'RunSettings.reset_return = 1000.0']
+    wait = ['--gin-param', "HeadRestart.heads = ('queued',)", '--gin-param', 'HeadRestart.at = 64',
+            '--gin-param', 'HeadRestart.min_return = 1000.0']
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--seeds', 2, '--run-id', 'wait',
                '--results-dir', results, *TINY, *wait)
     assert r.returncode == 0, r.stderr
-    assert 'Reset the' not in r.stdout and 'has not reached RunSettings.reset_return = 1000' in r.stdout
+    assert 'Reset the' not in r.stdout and 'has not reached HeadRestart.min_return = 1000' in r.stdout
     assert 'seeds 0, 1:' in r.stdout and '--run-id wait' in r.stdout and '--resume --steps 256' in r.stdout
     resets = lambda: np.asarray(read_checkpoint(latest_checkpoint(results / 'wait' / 'checkpoints'))['resets']).tolist()
     assert resets() == [-1, -1]
     # the condition met (a threshold of 0 is reset_at alone): both seeds restart at the first row after the resume...
     r = reaver('train', '--run-id', 'wait', '--resume', '--steps', 192, '--results-dir', results,
-               '--gin-param', 'RunSettings.reset_return = 0.0')
+               '--gin-param', 'HeadRestart.min_return = 0.0')
     assert r.returncode == 0, r.stderr
-    assert 'Reset the queued head(s) to uniform at 192 frames (RunSettings.reset_at)' in r.stdout
+    assert 'Reset the queued head(s) to uniform at 192 frames (HeadRestart.at)' in r.stdout
     assert resets() == [192, 192]
     # ...and a later resume neither repeats nor forgets it
     r = reaver('train', '--run-id', 'wait', '--resume', '--steps', 256, '--results-dir', results,
-               '--gin-param', 'RunSettings.reset_return = 0.0')
+               '--gin-param', 'HeadRestart.min_return = 0.0')
     assert r.returncode == 0, r.stderr
     assert 'Reset the' not in r.stdout and resets() == [192, 192]
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 64, '--run-id', 'neg', '--results-dir', results,
-               *TINY, '--gin-param', 'RunSettings.reset_return = -1.0')
-    assert r.returncode == 2 and 'RunSettings.reset_return = -1.0 is out of range' in r.stderr and not (results / 'neg').exists()
+               *TINY, '--gin-param', 'HeadRestart.min_return = -1.0')
+    assert r.returncode == 2 and 'HeadRestart.min_return = -1.0 is out of range' in r.stderr and not (results / 'neg').exists()
 
 def test_reset_return_restarts_at_the_same_frame_whatever_the_log_rows(results):
     """The return test runs at fixed updates: log rows cut short (log_seconds: faster or slower machines) and a resume
@@ -116,8 +116,8 @@ def test_reset_return_restarts_at_the_same_frame_whatever_the_log_rows(results):
     from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
     game = ['--env', 'jax:CollectMineralShards', '--seeds', 2, *TINY, '--results-dir', results,
             '--gin-param', 'SC2Settings.game_steps_per_episode = 64', '--gin-param', 'RunSettings.log_every = 4',
-            '--gin-param', "RunSettings.reset_heads = ('queued',)", '--gin-param', 'RunSettings.reset_at = 64',
-            '--gin-param', 'RunSettings.reset_return = 1.0',
+            '--gin-param', "HeadRestart.heads = ('queued',)", '--gin-param', 'HeadRestart.at = 64',
+            '--gin-param', 'HeadRestart.min_return = 1.0',
             # the frames below come from this trajectory: Reaver's screen-head size (the map's config until 2026-12-02)
             # on the simulation's lenient settings of then (the six core functions, a one-order queue)
             '--gin-param', 'make_model.spatial_init = 0.1', '--gin-param', "MiniGameSettings.functions = 'core'",
@@ -125,8 +125,8 @@ def test_reset_return_restarts_at_the_same_frame_whatever_the_log_rows(results):
     r = reaver('train', *game, '--steps', 512, '--run-id', 'rows4')
     assert r.returncode == 0, r.stderr
     assert 'of seed 1 to uniform at 192 frames (mean return 1.00 over the last 4 updates' in r.stdout, r.stdout
-    # RunSettings.reset_every, when set, is the test's step whatever log_every is: the same restart, the same run
-    every = ['--gin-param', 'RunSettings.log_every = 20', '--gin-param', 'RunSettings.reset_every = 4']
+    # HeadRestart.every, when set, is the test's step whatever log_every is: the same restart, the same run
+    every = ['--gin-param', 'RunSettings.log_every = 20', '--gin-param', 'HeadRestart.every = 4']
     r = reaver('train', *game, *every, '--steps', 512, '--run-id', 'every4')
     assert r.returncode == 0, r.stderr
     assert 'of seed 1 to uniform at 192 frames (mean return 1.00 over the last 4 updates' in r.stdout, r.stdout

@@ -24,7 +24,7 @@ click every step and scored 2.02 +- 1.47 at 600k frames (README Results):
 
 An agent trained without the restart queues every click (`queued` P = 1.000, a lock-in from early training); its
 weights with the `queued` head reset and 200k frames of the default PPO scored 27.33 +- 2.12 and queued nothing
-(README Results). The default now does this within the run (RunSettings.reset_heads / reset_at, Adam restarted too).
+(README Results). The default now does this within the run (HeadRestart, Adam restarted too).
 """
 import argparse, math, shutil, sys
 from pathlib import Path
@@ -61,7 +61,7 @@ if args.no_op is not None:
     params['logits_function_id']['bias'] = bias
 else:
     try: layers = head_layers(params, [args.head])
-    except ValueError as e: sys.exit(str(e).replace('RunSettings.reset_heads', '--head'))
+    except ValueError as e: sys.exit(str(e).replace('HeadRestart.heads', '--head'))
     for layer in layers: params[layer] = {k: np.asarray(v) * args.scale for k, v in params[layer].items()}
 dst.mkdir(parents=True)
 shutil.copy(src / 'config.gin', dst / 'config.gin')

@@ -14,12 +14,12 @@ from gin import config_parser
 from ..envs.registry import env_family
 from ..models.nets import make_model
 from ..spec import check_ranges
-from ..agents.actor_critic import A2C, PPO
+from ..agents.actor_critic import A2C, PPO, AGENTS
 
 # %% auto #0
-__all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'MAX_CONFIG_BYTES',
-           'RunSettings', 'config_files', 'ConfigError', 'check_bindings', 'read_config', 'read_config_file',
-           'parse_config', 'flag_bindings']
+__all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'RESTART_LIMITS',
+           'MAX_CONFIG_BYTES', 'RunSettings', 'config_files', 'ConfigError', 'HeadRestart', 'check_bindings',
+           'read_config', 'read_config_file', 'parse_config', 'flag_bindings']
 
 # %% ../../nbs/09_config.ipynb #c006
 MAX_FRAMES = 10 ** 12        # more frames than any run needs; a larger number is a typo (and overflows int64 sums)
@@ -47,30 +47,14 @@ class RunSettings:
     keep_checkpoints: int = 3
     n_seeds: int = 1               # JAX-native envs: independent agents trained side by side in one program
     fused: bool = True             # JAX-native envs: the fused path (False: the host path, as for any other env)
-    reset_heads: tuple = ()        # fused path: action heads restarted uniform once, at reset_at (e.g. ('queued',))
-    reset_at: int | dict = 0       # ...after this many frames per seed (Nikishin et al. 2022's last-layer reset)...
-    reset_return: float | dict = 0.  # ...and, when > 0, once the seed's mean return over a test window reaches it,
-    reset_every: int | dict = 0    # ...tested every this many updates from reset_at, over their episodes (0: log_every)
 
-    def __post_init__(self):   # these may differ by agent, as dicts {agent: value}; a run sees its agent's value
-        for name, kind in (('reset_at', int), ('reset_return', float), ('reset_every', int)):
-            v = x = getattr(self, name)
-            if isinstance(v, dict):
-                if self.agent not in v:
-                    raise ValueError(f"RunSettings.{name} = {v} has no value for agent {self.agent!r}: add one to the "
-                                     f"dict, or bind one number for every agent (--gin-param \"RunSettings.{name} = ...\").")
-                x = v[self.agent]
-            if isinstance(x, bool) or not isinstance(x, (int, float)):
-                raise ValueError(f"RunSettings.{name} = {v!r}: give a number, or a dict of numbers by agent "
-                                 f"(e.g. {{'a2c': 350000, 'ppo': 100000}}).")
-            object.__setattr__(self, name, kind(x))
+    def __post_init__(self):
         check_ranges(self, RUN_LIMITS, RUN_FLAGS)
 
 # what each RunSettings number may be (the CLI flags --n-envs, --steps, --seed and --seeds bind the first four)
 RUN_LIMITS = dict(n_envs=(1, 65536), total_steps=(1, MAX_FRAMES), seed=(0, MAX_SEED), n_seeds=(1, 4096),
                   n_workers=(0, 1024), max_restarts=(0, None), log_every=(1, None), log_seconds=(0, None),
-                  checkpoint_every=(1, None), checkpoint_minutes=(0, None), keep_checkpoints=(1, None),
-                  reset_at=(0, MAX_FRAMES), reset_return=(0, None), reset_every=(0, None))
+                  checkpoint_every=(1, None), checkpoint_minutes=(0, None), keep_checkpoints=(1, None))
 RUN_FLAGS = dict(n_envs='--n-envs', total_steps='--steps', seed='--seed', n_seeds='--seeds')
 
 def _family_files(family: str, name: str) -> list[Path]:
@@ -87,6 +71,36 @@ def config_files(env_id: str) -> list[Path]:
     return _family_files('sc2' if base == 'jax' else 'gym', name) + _family_files('jax', name)
 
 class ConfigError(ValueError): pass
+
+# %% ../../nbs/09_config.ipynb #c006s
+@gin.configurable(module='reaver_nb.training.config')
+@dataclass(frozen=True)
+class HeadRestart:
+    "Restart action heads uniform once per seed, on the fused path (settings of `fused.HeadRestarter`)."
+    heads: tuple = ()          # action heads to restart (e.g. ('queued',)); empty: no restart
+    at: int = 0                # ...after this many frames per seed...
+    min_return: float = 0.     # ...and, when > 0, once the seed's mean return over a test window reaches it,
+    every: int = 0             # ...tested every this many updates from `at`, over their episodes (0: log_every)
+    agents: tuple = ()         # the agents it applies to (empty: every agent)
+
+    def __post_init__(self):
+        check_ranges(self, RESTART_LIMITS)
+        for name in ('heads', 'agents'):
+            v = getattr(self, name)
+            if not isinstance(v, (tuple, list)) or not all(isinstance(x, str) for x in v):
+                raise ValueError(f"HeadRestart.{name} = {v!r}: give a tuple of names, e.g. "
+                                 f"{('queued',) if name == 'heads' else ('a2c',)}.")
+        unknown = [a for a in self.agents if a not in AGENTS]
+        if unknown: raise ValueError(f"HeadRestart.agents names {unknown}: the agents are 'a2c' and 'ppo'.")
+        if self.heads and self.at <= 0 and not self.min_return:
+            raise ValueError(f"HeadRestart.heads = {tuple(self.heads)} needs HeadRestart.at, the frames per seed at "
+                             "which to restart them (e.g. --gin-param \"HeadRestart.at = 200000\").")
+
+    def applies(self, agent: str) -> bool:
+        "Whether a run of `agent` restarts any head."
+        return bool(self.heads) and (not self.agents or agent in self.agents)
+
+RESTART_LIMITS = dict(at=(0, MAX_FRAMES), min_return=(0, None), every=(0, None))
 
 # %% ../../nbs/09_config.ipynb #c010b
 def _fits(value, hint) -> bool:
@@ -122,6 +136,9 @@ def check_bindings():
 
 # %% ../../nbs/09_config.ipynb #c010g
 MAX_CONFIG_BYTES = 1 << 20     # a run's config.gin is a few KiB
+# bindings that moved: RunSettings' restart settings, by agent, became HeadRestart's own (2026-12-03)
+_MOVED = {('RunSettings', 'reset_heads'): 'HeadRestart.heads', ('RunSettings', 'reset_at'): 'HeadRestart.at',
+          ('RunSettings', 'reset_return'): 'HeadRestart.min_return', ('RunSettings', 'reset_every'): 'HeadRestart.every'}
 
 class _Ref:
     "A reference `@name` (or `@name()`) to one of reaver_nb's configurables, as the strict reader keeps it."
@@ -180,7 +197,7 @@ def read_config(data: bytes, source: str = 'config.gin') -> str:
     for n, line in enumerate(text.split('\n'), 1):
         bad = [ch for ch in line if ch != '\t' and unicodedata.category(ch) in ('Cc', 'Cf', 'Cs', 'Co', 'Zl', 'Zp')]
         if bad: raise ConfigError(f"{source}, line {n}: control or format character {bad[0]!r}; refusing the config.")
-    out = []
+    out, agent = [], 'a2c'
     try:
         for st in config_parser.ConfigParser(text, _StrictDelegate(source)):
             where = f"{source}, line {st.location.line_num}"
@@ -192,6 +209,12 @@ def read_config(data: bytes, source: str = 'config.gin') -> str:
             c = _own(st.selector, where)
             if any(not s.isidentifier() for s in st.scope.split('/') if st.scope):
                 raise ConfigError(f"{where}: scope {st.scope!r} is not a plain name.")
+            if (c.name, st.arg_name) == ('RunSettings', 'agent'): agent = st.value
+            if (c.name, st.arg_name) in _MOVED:   # a run saved before the move: its agent's value, under the new name
+                value = st.value.get(agent) if isinstance(st.value, dict) else st.value
+                _check_literal(value, f"{where} ({c.name}.{st.arg_name})")
+                if value is not None: out.append(f"{_MOVED[c.name, st.arg_name]} = {ascii(value)}")
+                continue
             names, any_kw = _params(c)
             if not st.arg_name.isidentifier() or not (st.arg_name in names or any_kw):
                 raise ConfigError(f"{where}: {c.name} has no parameter {st.arg_name!r}.")
@@ -232,7 +255,9 @@ def parse_config(files=(), bindings=(), run_config=None):
     for b in bindings:
         try: gin.parse_config(b)
         except Exception as e:
-            raise ConfigError(f"Bad gin binding {b!r}: {e}\nBindings look like `PPO.learning_rate = 1e-3`.") from None
+            moved = [f"; {a}.{n} is now {new}" for (a, n), new in _MOVED.items() if f"{a}.{n}" in b]
+            raise ConfigError(f"Bad gin binding {b!r}: {e}{''.join(moved)}\nBindings look like "
+                              "`PPO.learning_rate = 1e-3`.") from None
     check_bindings()
 
 def flag_bindings(**flags) -> list[str]:

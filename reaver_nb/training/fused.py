@@ -17,8 +17,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from ..agents.actor_critic import ActorCriticAgent, Rollout, TrainState
 
 # %% auto #0
-__all__ = ['EP_STATS', 'VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'head_layers', 'reset_heads', 'fused_loop',
-           'evaluate']
+__all__ = ['EP_STATS', 'VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'fused_loop', 'evaluate', 'head_layers',
+           'reset_heads', 'HeadRestarter']
 
 # %% ../../nbs/19_fused.ipynb #c004
 def _where(c, a, b):
@@ -222,45 +222,13 @@ def _row_stats(s: dict, n_seeds: int) -> tuple[dict, list]:
     else: row['ep_return_std'] = float(np.sqrt(max(s['ep_return_sq'].sum() / total - mean ** 2, 0.)))
     return row, per_seed
 
-def head_layers(params, names) -> set:
-    "The output layers (`logits_<name>` or `spatial_<name>`) of action heads `names`; a missing head is an error."
-    layers = set(params['params']) if 'params' in params else set(params)
-    out, missing = set(), []
-    for n in names:
-        found = {f'logits_{n}', f'spatial_{n}'} & layers
-        if not found: missing.append(n)
-        out |= found
-    if missing:
-        heads = sorted(l.split('_', 1)[1] for l in layers if l.startswith(('logits_', 'spatial_')))
-        raise ValueError(f"RunSettings.reset_heads names {missing}, which this agent lacks; its heads: {heads}.")
-    return out
-
-def reset_heads(carry: Carry, names, seeds=None) -> Carry:
-    """Restart action heads `names` of every seed (or of the seeds where the boolean sequence `seeds` is True): their
-    output layers to zero, so each head is uniform again, and Adam afresh (step count and moments; a learning-rate
-    schedule keeps its place); every other weight is kept.
-    Against a head that locked in early (the primacy bias of Nikishin et al. 2022, whose remedy is this reset of the
-    last layer). Adam restarts whole: zeroed moments under an old step count would take steps of several learning
-    rates (no bias correction left), and the head would lock in again at once."""
-    layers = head_layers(carry.agent.params, names)
-    mask = None if seeds is None else jnp.asarray(seeds, bool)
-    def pick(new, old):   # every leaf's first axis is the seed
-        return new if mask is None else jnp.where(mask.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
-    def zero(path, x):
-        keys = {getattr(k, 'key', getattr(k, 'name', None)) for k in path}
-        return pick(x * 0, x) if keys & layers else x
-    adam = lambda x: isinstance(x, optax.ScaleByAdamState)
-    fresh = lambda x: jax.tree.map(lambda y: pick(y * 0, y), x) if adam(x) else x
-    a = carry.agent
-    return carry.replace(agent=a.replace(params=jax.tree_util.tree_map_with_path(zero, a.params),
-                                         opt_state=jax.tree.map(fresh, a.opt_state, is_leaf=adam)))
-
 def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: int, elapsed: float, run_dir,
-               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None, resets=None,
-               reset_window=None) -> dict:
+               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None) -> dict:
     """Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss.
-    `resets`: per seed, the frame at which its heads were restarted (-1: not yet), and `reset_window`, the episodes
-    and returns per seed counted towards the next test of `RunSettings.reset_return`, as the checkpoint has them."""
+    `callbacks` get `on_start`, `on_row` and `on_end` (logger.notify); one that also has `on_chunk(carry, stats,
+    start, update, frames) -> carry` may change the agent between chunks (e.g. `HeadRestarter`), and then has
+    `chunk_end(update)` (the update at which the next chunk must stop, or None) and `state()` (a dict of arrays the
+    checkpoints keep)."""
     from pathlib import Path
     run_dir = Path(run_dir)
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed, start_frames=frames)
@@ -270,16 +238,10 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
     total_updates = cfg.total_steps // batch
     ckpt_dir = run_dir / 'checkpoints'
     done_updates = frames // batch
-    reset_update = -(-cfg.reset_at // batch) if cfg.reset_heads else None   # the first update >= reset_at frames
-    if resets is None:   # a new run, or a checkpoint from before per-seed restarts (they all came at reset_at)
-        resets = np.full(K, reset_update * batch if reset_update is not None and 0 < reset_update <= done_updates
-                         else -1, np.int64)
-    resets = np.asarray(resets, np.int64).copy()
-    # the return test runs at fixed updates, so a seed restarts at the same frame on any machine (log rows do not)
-    W = max(1, cfg.reset_every or cfg.log_every)
-    window = np.zeros((2, K)) if reset_window is None else np.asarray(reset_window, float).reshape(2, K).copy()
+    hooks = [cb for cb in callbacks if hasattr(cb, 'on_chunk')]
     def save(c):
-        p = dict(payload(c, frames, episodes, logger.elapsed), resets=resets.copy(), reset_window=window.copy())
+        p = payload(c, frames, episodes, logger.elapsed)
+        for h in hooks: p.update(h.state())
         return save_checkpoint(ckpt_dir, frames, p, cfg.keep_checkpoints)
     row, per_update, last_ckpt, stopped, history, per_seed = None, None, done_updates, False, [], [None] * K
     notify(callbacks, 'on_start', info or {})
@@ -290,9 +252,8 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         while done_updates < total_updates:
             n = min(cfg.log_every, total_updates - done_updates)
             if per_update: n = max(1, min(n, int(cfg.log_seconds / per_update)))
-            pending = reset_update is not None and bool((resets < 0).any())
-            if pending:   # a row ends at reset_at, the first chance to restart, and at every return test after it
-                cut = _next_test(done_updates, reset_update, W if cfg.reset_return else None)
+            for h in hooks:
+                cut = h.chunk_end(done_updates)
                 if cut is not None: n = min(n, cut - done_updates)
             t = time.time()
             new, metrics, stats = trainer.run(carry, n)
@@ -311,9 +272,7 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             done_updates += n; frames += n * batch
             history.append(jax.tree.map(np.asarray, stats))
             ep_row, per_seed = _row_stats(_recent(history), K)
-            if pending:
-                carry = _restart_due(cfg, carry, resets, window, stats, start, done_updates, reset_update, W, frames,
-                                     verbose)
+            for h in hooks: carry = h.on_chunk(carry, stats, start, done_updates, frames)
             episodes += int(np.asarray(stats['ep_count']).sum())
             row = logger.row(frames, episodes, done_updates, metrics)
             row.update(ep_row)
@@ -329,8 +288,6 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
             if done_updates - last_ckpt >= cfg.checkpoint_every: save(carry); last_ckpt = done_updates
         path = save(carry)
         if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
-        elif verbose and cfg.reset_return and reset_update is not None and done_updates >= reset_update:
-            if (resets < 0).any(): _not_restarted(cfg, resets, per_seed, W, run_dir)
     except KeyboardInterrupt:
         path = save(carry)
         if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
@@ -338,55 +295,9 @@ def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: 
         raise
     finally:
         logger.close(); seeds_log.close()
-    out = result(resets=resets.tolist())
+    out = result(seed_returns=per_seed)
     notify(callbacks, 'on_end', out)
     return out
-
-def _next_test(u: int, first: int, W: int | None):
-    """The update after `u` at which a chunk must end while a restart is pending: `first` (reset_at), and with
-    `W` (the return test's window) also `first - W` and every `first + j W`, so windows are whole and fixed."""
-    if W is None: return first if u < first else None
-    lo = max(first - W, 0)
-    return lo if u < lo else first if u < first else first + ((u - first) // W + 1) * W
-
-def _restart_due(cfg, carry, resets, window, stats, start, u, first, W, frames, verbose):
-    """Restart the heads of the seeds that are due, marking them in `resets` (in place): past `reset_at` frames
-    (update `first`), and, when `cfg.reset_return` is set, with a mean return at least that over the episodes that
-    ended in the last `W` updates, tested at updates `first + j W` only (`window` holds those sums, in place)."""
-    if cfg.reset_return:
-        if start >= max(first - W, 0):   # the chunk lies inside a test window (chunks never cross one's edges)
-            window += np.stack([np.asarray(stats[k], float).reshape(-1) for k in ('ep_count', 'ep_return_sum')])
-        test = u >= first and (u - first) % W == 0
-        if test or u == max(first - W, 0):
-            count, total = window.copy(); window[:] = 0.
-        if not test: return carry
-        mean = np.where(count > 0, total / np.maximum(count, 1), -np.inf)
-        due = (resets < 0) & (mean >= cfg.reset_return)
-    else:
-        if u < first: return carry
-        due = resets < 0
-    if not due.any(): return carry
-    carry = reset_heads(carry, cfg.reset_heads, None if due.all() else due)
-    resets[due] = frames
-    if verbose:
-        who = '' if due.all() else f" of seed{'s' if due.sum() > 1 else ''} {', '.join(map(str, np.flatnonzero(due)))}"
-        why = (f"mean return {', '.join(f'{mean[k]:.2f}' for k in np.flatnonzero(due))} over the last {W} updates "
-               f">= RunSettings.reset_return = {cfg.reset_return:g}, after reset_at" if cfg.reset_return
-               else "RunSettings.reset_at")
-        print(f"Reset the {', '.join(cfg.reset_heads)} head(s){who} to uniform at {frames:,} frames ({why}).",
-              flush=True)
-    return carry
-
-def _not_restarted(cfg, resets, per_seed, W, run_dir):
-    "Says which seeds' return never reached `reset_return` at a test, and how to go on with them."
-    late = np.flatnonzero(resets < 0)
-    who = 'its' if len(resets) == 1 else f"seed{'s' if len(late) > 1 else ''} {', '.join(map(str, late))}:"
-    rets = ', '.join('-' if per_seed[k] is None else f'{per_seed[k]:.2f}' for k in late)
-    print(f"Note: {who} return (rolling now: {rets}) has not reached RunSettings.reset_return = {cfg.reset_return:g} "
-          f"at any test (every {W} updates from reset_at), so "
-          f"the {', '.join(cfg.reset_heads)} head(s) were not restarted: this agent is learning late, or not at all. "
-          f"Training longer restarts the head(s) once the return gets there: reaver train --run-id {run_dir.name} "
-          f"--results-dir {run_dir.parent} --resume --steps {2 * cfg.total_steps}", flush=True)
 
 # %% ../../nbs/19_fused.ipynb #c011
 def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, greedy: bool = False,
@@ -409,3 +320,117 @@ def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, gre
                                          jax.random.split(key, limit))
         return ret
     return jax.jit(jax.vmap(episode))(jax.random.split(key, episodes))
+
+# %% ../../nbs/19_fused.ipynb #c020a
+def head_layers(params, names) -> set:
+    "The output layers (`logits_<name>` or `spatial_<name>`) of action heads `names`; a missing head is an error."
+    layers = set(params['params']) if 'params' in params else set(params)
+    out, missing = set(), []
+    for n in names:
+        found = {f'logits_{n}', f'spatial_{n}'} & layers
+        if not found: missing.append(n)
+        out |= found
+    if missing:
+        heads = sorted(l.split('_', 1)[1] for l in layers if l.startswith(('logits_', 'spatial_')))
+        raise ValueError(f"HeadRestart.heads names {missing}, which this agent lacks; its heads: {heads}.")
+    return out
+
+def reset_heads(carry: Carry, names, seeds=None) -> Carry:
+    """Restart action heads `names` of every seed (or of the seeds where the boolean sequence `seeds` is True): their
+    output layers to zero, so each head is uniform again, and Adam afresh (step count and moments; a learning-rate
+    schedule keeps its place); every other weight is kept.
+    Against a head that locked in early (the primacy bias of Nikishin et al. 2022, whose remedy is this reset of the
+    last layer). Adam restarts whole: zeroed moments under an old step count would take steps of several learning
+    rates (no bias correction left), and the head would lock in again at once."""
+    layers = head_layers(carry.agent.params, names)
+    mask = None if seeds is None else jnp.asarray(seeds, bool)
+    def pick(new, old):   # every leaf's first axis is the seed
+        return new if mask is None else jnp.where(mask.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
+    def zero(path, x):
+        keys = {getattr(k, 'key', getattr(k, 'name', None)) for k in path}
+        return pick(x * 0, x) if keys & layers else x
+    adam = lambda x: isinstance(x, optax.ScaleByAdamState)
+    fresh = lambda x: jax.tree.map(lambda y: pick(y * 0, y), x) if adam(x) else x
+    a = carry.agent
+    return carry.replace(agent=a.replace(params=jax.tree_util.tree_map_with_path(zero, a.params),
+                                         opt_state=jax.tree.map(fresh, a.opt_state, is_leaf=adam)))
+
+# %% ../../nbs/19_fused.ipynb #c021a
+import shlex
+from pathlib import Path
+
+def _next_test(u: int, first: int, W: int | None):
+    """The update after `u` at which a chunk must end while a restart is pending: `first` (HeadRestart.at), and with
+    `W` (the return test's window) also `first - W` and every `first + j W`, so windows are whole and fixed."""
+    if W is None: return first if u < first else None
+    lo = max(first - W, 0)
+    return lo if u < lo else first if u < first else first + ((u - first) // W + 1) * W
+
+class HeadRestarter:
+    """The fused loop's callback for `settings` (a `HeadRestart`): restarts its heads of each of `n_seeds` seeds once.
+    `frames`, `resets` (per seed, the frame of its restart, -1: not yet) and `window` (the current test window's
+    episode count and return sum per seed) come from a checkpoint on resume."""
+    def __init__(self, settings, batch: int, n_seeds: int, log_every: int, frames: int = 0, resets=None, window=None,
+                 verbose: bool = True):
+        self.s, self.batch, self.verbose = settings, batch, verbose
+        self.first = -(-settings.at // batch)          # the first update >= `at` frames
+        self.W = max(1, settings.every or log_every)   # fixed test edges: the same restart frame on any machine
+        if resets is None:   # a new run, or a checkpoint from before per-seed restarts (they all came at `at`)
+            resets = np.full(n_seeds, self.first * batch if 0 < self.first <= frames // batch else -1)
+        self.resets = np.asarray(resets, np.int64).copy()
+        self.window = np.zeros((2, n_seeds)) if window is None else np.asarray(window, float).reshape(2, n_seeds).copy()
+        self.info = {}
+
+    def pending(self) -> bool: return bool((self.resets < 0).any())
+    def state(self) -> dict: return dict(resets=self.resets.copy(), reset_window=self.window.copy())
+    def on_start(self, info): self.info = info
+
+    def chunk_end(self, u: int):
+        "A chunk ends at `at`, the first chance to restart, and at every return test after it."
+        return _next_test(u, self.first, self.W if self.s.min_return else None) if self.pending() else None
+
+    def on_chunk(self, carry, stats, start: int, u: int, frames: int):
+        """After the chunk of updates `start`..`u`: restart the heads of the seeds that are due (past `at`, and with
+        `min_return`, with a mean return at least that over the episodes of the last `W` updates, at a test)."""
+        if not self.pending(): return carry
+        first, W = self.first, self.W
+        if self.s.min_return:
+            if start >= max(first - W, 0):   # the chunk lies inside a test window (chunks never cross one's edges)
+                self.window += np.stack([np.asarray(stats[k], float).reshape(-1) for k in ('ep_count', 'ep_return_sum')])
+            test = u >= first and (u - first) % W == 0
+            if test or u == max(first - W, 0):
+                count, total = self.window.copy(); self.window[:] = 0.
+            if not test: return carry
+            mean = np.where(count > 0, total / np.maximum(count, 1), -np.inf)
+            due = (self.resets < 0) & (mean >= self.s.min_return)
+        else:
+            if u < first: return carry
+            due = self.resets < 0
+        if not due.any(): return carry
+        carry = reset_heads(carry, self.s.heads, None if due.all() else due)
+        self.resets[due] = frames
+        if self.verbose:
+            who = '' if due.all() else f" of seed{'s' if due.sum() > 1 else ''} {', '.join(map(str, np.flatnonzero(due)))}"
+            why = (f"mean return {', '.join(f'{mean[k]:.2f}' for k in np.flatnonzero(due))} over the last {W} updates "
+                   f">= HeadRestart.min_return = {self.s.min_return:g}, after HeadRestart.at" if self.s.min_return
+                   else "HeadRestart.at")
+            print(f"Reset the {', '.join(self.s.heads)} head(s){who} to uniform at {frames:,} frames ({why}).",
+                  flush=True)
+        return carry
+
+    def on_end(self, result: dict):
+        "A run that ends with seeds still waiting for their return says which, and how to go on with them."
+        if not (self.verbose and self.s.min_return and self.pending()) or result.get('stopped') \
+                or result.get('interrupted') or result['updates'] < self.first:
+            return
+        late, per_seed = np.flatnonzero(self.resets < 0), result.get('seed_returns') or [None] * len(self.resets)
+        who = 'its' if len(self.resets) == 1 else f"seed{'s' if len(late) > 1 else ''} {', '.join(map(str, late))}:"
+        rets = ', '.join('-' if per_seed[k] is None else f'{per_seed[k]:.2f}' for k in late)
+        run_dir = Path(result['run_dir'])
+        steps = 2 * int(self.info.get('total_frames') or result['frames'])
+        print(f"Note: {who} return (rolling now: {rets}) has not reached HeadRestart.min_return = "
+              f"{self.s.min_return:g} at any test (every {self.W} updates from HeadRestart.at), so the "
+              f"{', '.join(self.s.heads)} head(s) were not restarted: this agent is learning late, or not at all. "
+              f"Training longer restarts the head(s) once the return gets there: reaver train --run-id "
+              f"{shlex.quote(run_dir.name)} --results-dir {shlex.quote(str(run_dir.parent))} --resume --steps {steps}",
+              flush=True)

@@ -17,7 +17,7 @@ from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from .logger import Logger, StopTraining, notify
 from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint, remove_partial
 from .checkpoint import load_checkpoint, load_checkpoint_part, read_checkpoint
-from .config import RunSettings, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
+from .config import RunSettings, HeadRestart, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
@@ -197,17 +197,16 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
     info = dict(run_id=run_id, run_dir=str(run_dir), env=cfg.env, agent=cfg.agent, n_envs=cfg.n_envs,
                 n_seeds=cfg.n_seeds, total_frames=total_updates * batch)
-    if cfg.reset_heads and not (env_family(cfg.env) == 'jax' and cfg.fused):
-        raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} works on the fused path only (JAX-native "
-                         "envs with RunSettings.fused = True); for this run add --gin-param \"RunSettings.reset_heads = ()\".")
-    if cfg.reset_heads and cfg.reset_at <= 0 and not cfg.reset_return:
-        raise ValueError(f"RunSettings.reset_heads = {tuple(cfg.reset_heads)} needs RunSettings.reset_at, the frames "
-                         "per seed at which to reset them (e.g. 200000).")
-    if cfg.reset_heads and cfg.reset_at > info['total_frames'] and verbose:
-        print(f"Note: RunSettings.reset_at = {cfg.reset_at:,} is past this run's {info['total_frames']:,} frames, so "
-              f"the {', '.join(cfg.reset_heads)} head(s) will not be reset; raise --steps past it, or lower reset_at.",
-              flush=True)
     fused = env_family(cfg.env) == 'jax' and cfg.fused
+    restart = HeadRestart()
+    restart = restart if restart.applies(cfg.agent) else None
+    if restart and not fused:
+        raise ValueError(f"HeadRestart.heads = {tuple(restart.heads)} works on the fused path only (JAX-native envs "
+                         "with RunSettings.fused = True); for this run add --gin-param \"HeadRestart.heads = ()\".")
+    if restart and restart.at > info['total_frames'] and verbose:
+        print(f"Note: HeadRestart.at = {restart.at:,} is past this run's {info['total_frames']:,} frames, so the "
+              f"{', '.join(restart.heads)} head(s) will not be reset; raise --steps past it, or lower HeadRestart.at.",
+              flush=True)
     if cfg.n_seeds != 1 and not fused:
         raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one program, which needs a JAX-native env "
                          "on the fused path (jax:MoveToBeacon, gymnax:CartPole-v1, ...); for other envs start one run "
@@ -218,7 +217,8 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         make_jax_env(cfg.env) if fused else env_factory(cfg.env)
         return dict(info, dry_run=True)
     with _removed_on_failure(run_dir, keep=resume):
-        if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info)
+        if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info,
+                                      restart)
         return _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
                            callbacks, info)
 
@@ -285,14 +285,15 @@ def machine_record() -> dict:
                 devices=[f'{d.platform}:{d.device_kind}' for d in jax.devices()],
                 packages={n: v for n in _PACKAGES if (v := version(n))})
 
-def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info):
-    "A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused)."
-    from reaver_nb.training.fused import FusedTrainer, fused_loop, head_layers
+def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info, restart=None):
+    """A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused), with `restart` (a
+    `HeadRestart`) as the first callback when given."""
+    from reaver_nb.training.fused import FusedTrainer, HeadRestarter, fused_loop, head_layers
     env = make_jax_env(cfg.env)
     agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, cfg.n_envs, total_updates)
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
     carry = trainer.init(cfg.seed)
-    head_layers(carry.agent.params, cfg.reset_heads)        # a head the agent lacks is named before anything is written
+    if restart: head_layers(carry.agent.params, restart.heads)   # a head the agent lacks is named before anything is written
     frames = episodes = 0; elapsed = 0.; resets = window = None
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
@@ -324,8 +325,11 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
         print("Compiling the training program (about a minute on a small CPU the first time; kept in the "
               "compilation cache after, so a rerun starts in seconds)...", flush=True)
     info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
+    if restart:
+        callbacks = [HeadRestarter(restart, agent.batch_size, cfg.n_seeds, cfg.log_every, frames, resets, window,
+                                   verbose), *callbacks]
     return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload,
-                      info=info, resets=resets, reset_window=window)
+                      info=info)
 
 def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info):
     state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
