@@ -227,7 +227,7 @@ def bench_ours_ppo(a, n_updates: int, chunk: int | None):
             while done < n_updates:
                 n = min(chunk, n_updates - done)
                 carry, m, s = tr.run(carry, n)
-                m = jax.tree.map(lambda x: float(np.mean(x)), m)   # what fused_loop does with every chunk
+                m = jax.tree.map(lambda x: float(np.mean(x)), m)   # what run_loop does with every chunk
                 s = jax.tree.map(np.asarray, s)
                 done += n
             jax.block_until_ready(carry)

@@ -110,7 +110,7 @@ def _one_line(err) -> str:
     return ' '.join(l for l in lines if l and not l.startswith(('In call to configurable', 'In file', 'In bindings string')))
 
 # modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
-_EXTRAS = dict(matplotlib='notebook', rliable='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
+_EXTRAS = dict(matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
                pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
 
 def _next_steps(out: dict, results_dir: str) -> str:

@@ -7,13 +7,15 @@ Relational deep RL (ReDRL) and DeepMind's GrandMaster player — with a plain ve
 from __future__ import annotations
 import csv, functools, io, json, math, re, warnings
 import numpy as np
+import scipy.stats
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 # %% auto #0
 __all__ = ['SOURCES', 'MINIGAMES', 'published_table', 'map_name', 'load_evaluation', 'verdict', 'Table', 'Comparison', 'compare',
-           'new_figure', 'find_runs', 'Curves', 'learning_curves', 'bootstrap_ci', 'plot_learning_curves', 'Aggregates',
+           'new_figure', 'find_runs', 'Curves', 'learning_curves', 'bootstrap_ci', 'plot_learning_curves',
+           'aggregate_iqm', 'aggregate_mean', 'aggregate_median', 'aggregate_optimality_gap', 'Aggregates',
            'stratified_bootstrap_ci', 'aggregate_scores', 'plot_aggregates', 'save_plots']
 
 # %% ../nbs/21_results.ipynb #c005
@@ -158,13 +160,6 @@ def _displayable(Figure):
 def new_figure(**kwargs):
     "A matplotlib Figure (no pyplot state) that shows itself in notebooks."
     return _figure_class()(**kwargs)
-
-def _rliable_metrics():
-    "rliable's aggregate metrics (`rliable.metrics`: numpy and scipy only), or an ImportError that says how to install it."
-    try: from rliable import metrics
-    except ImportError as e:
-        raise ImportError(f"Aggregate scores need rliable, which reaver_nb does not install by default: {_EXTRA}") from e
-    return metrics
 
 # %% ../nbs/21_results.ipynb #c023
 def _run_dir(run, results_dir) -> Path:
@@ -352,6 +347,16 @@ def plot_learning_curves(runs=None, results_dir: str | Path = 'results', x: str 
     return fig
 
 # %% ../nbs/21_results.ipynb #c038
+def aggregate_iqm(scores) -> float:
+    "Interquartile mean of a [runs x tasks] matrix: the mean of its middle 50% (rliable's `aggregate_iqm`)."
+    return float(scipy.stats.trim_mean(np.asarray(scores, float), proportiontocut=0.25, axis=None))
+
+def aggregate_mean(scores) -> float: "Mean over tasks of each task's mean over runs." ; return float(np.mean(np.mean(scores, 0)))
+def aggregate_median(scores) -> float: "Median over tasks of each task's mean over runs." ; return float(np.median(np.mean(scores, 0)))
+def aggregate_optimality_gap(scores, gamma: float = 1.) -> float:
+    "How far the scores fall short of `gamma` on average, scores above it counted as `gamma`."
+    return float(gamma - np.mean(np.minimum(scores, gamma)))
+
 _METRICS = (('iqm', 'IQM'), ('mean', 'mean'), ('median', 'median'), ('optimality_gap', 'optimality gap'))
 
 class Aggregates(Table):
@@ -409,13 +414,12 @@ def stratified_bootstrap_ci(scores: np.ndarray, func, reps: int = 2000, ci: floa
 def aggregate_scores(runs=None, results_dir: str | Path = 'results', normalize=None, reps: int = 2000,
                      ci: float = 0.95, gamma: float | None = None, seed: int = 0) -> Aggregates:
     """IQM, mean, median and optimality gap (at `gamma`; default 1 for normalised scores, none for raw) of the runs'
-    per-seed test scores, per (env, agent), with stratified bootstrap `ci` intervals (rliable)."""
-    metrics = _rliable_metrics()
+    per-seed test scores, per (env, agent), with stratified bootstrap `ci` intervals (the rliable protocol)."""
     groups = _final_scores(runs, results_dir)
     if not groups: raise ValueError("aggregate_scores() needs at least one run.")
     if gamma is None and normalize is not None: gamma = 1.0
-    fns = [metrics.aggregate_iqm, metrics.aggregate_mean, metrics.aggregate_median]
-    if gamma is not None: fns.append(lambda s: metrics.aggregate_optimality_gap(s, gamma))
+    fns = [aggregate_iqm, aggregate_mean, aggregate_median]
+    if gamma is not None: fns.append(lambda s: aggregate_optimality_gap(s, gamma))
     keys, scores, rows = [], {}, []
     for (env, agent), s in groups.items():
         ref = _reference(env, normalize) if normalize is not None else None

@@ -7,6 +7,7 @@
 # %% ../../nbs/17_envs_registry.ipynb #c002
 from __future__ import annotations
 import difflib
+from dataclasses import asdict
 from .base import VectorEnv, InProcessVectorEnv
 from . import gym as gym_envs
 from . import sc2 as sc2_envs
@@ -41,10 +42,19 @@ def env_factory(env_id: str, render_mode: str | None = None):
 
 def make_vector_env(env_id: str, n_envs: int, render_mode: str | None = None, vector_env: str = 'shm',
                     n_workers: int | None = None, max_restarts: int = 10) -> VectorEnv:
-    "`n_envs` envs of `env_id` in a vector env of kind `vector_env` ('shm' or 'inprocess')."
+    """`n_envs` envs of `env_id` in a vector env of kind `vector_env`: 'shm' (worker processes), 'inprocess', or 'ale'
+    (Atari ids: ale-py's C++ vector env, `n_workers` threads)."""
+    if vector_env == 'ale':
+        if env_family(env_id) != 'atari':
+            raise ValueError(f"RunSettings.vector_env = 'ale' steps Atari games only (ale-py ids such as "
+                             f"'ALE/Pong-v5'); {env_id!r} is not one: use 'shm' (worker processes) or 'inprocess'.")
+        if render_mode is not None:
+            raise ValueError("ale-py's vector env does not render: use RunSettings.vector_env = 'shm' or 'inprocess'.")
+        return gym_envs.AleVectorEnv(env_id, n_envs, n_threads=n_workers or 0, **asdict(gym_envs.GymSettings()))
     fn = env_factory(env_id, render_mode)
     if vector_env == 'inprocess': return InProcessVectorEnv([fn] * n_envs)
     if vector_env == 'shm':
         from reaver_nb.envs.shm import ShmVectorEnv
         return ShmVectorEnv([fn] * n_envs, n_workers=n_workers, max_restarts=max_restarts, name=env_id)
-    raise ValueError(f"Unknown vector_env {vector_env!r}: use 'shm' (worker processes) or 'inprocess'.")
+    raise ValueError(f"Unknown vector_env {vector_env!r}: use 'shm' (worker processes), 'inprocess' or, for Atari "
+                     "ids, 'ale'.")

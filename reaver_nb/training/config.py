@@ -37,8 +37,9 @@ class RunSettings:
     n_envs: int = 16
     total_steps: int = 1_000_000
     seed: int = 0
-    vector_env: str = 'shm'        # 'shm': env worker processes writing to shared memory; 'inprocess': no processes
-    n_workers: int = 0             # env worker processes (0: one per CPU core, at most n_envs)
+    vector_env: str = 'shm'        # 'shm': env worker processes writing to shared memory; 'inprocess': no processes;
+                                   # 'ale': ale-py's C++ vector env (Atari ids; atari.gin's default)
+    n_workers: int = 0             # env worker processes, or the 'ale' env's threads (0: one per CPU core, <= n_envs)
     max_restarts: int = 10         # env worker restarts allowed over the run's lifetime
     log_every: int = 100           # updates between log rows...
     log_seconds: float = 30.       # ...and at most this many seconds between them (slow envs still show progress)

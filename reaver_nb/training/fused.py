@@ -15,10 +15,11 @@ import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from ..agents.actor_critic import ActorCriticAgent, Rollout, TrainState
+from .loop import EP_STATS, window_row
 
 # %% auto #0
-__all__ = ['EP_STATS', 'VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'fused_loop', 'evaluate', 'head_layers',
-           'reset_heads', 'HeadRestarter']
+__all__ = ['VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'FusedLearner', 'evaluate', 'head_layers', 'reset_heads',
+           'HeadRestarter']
 
 # %% ../../nbs/19_fused.ipynb #c004
 def _where(c, a, b):
@@ -67,7 +68,6 @@ class Carry(struct.PyTreeNode):
     envs: VecState
     key: jax.Array
 
-EP_STATS = ('ep_count', 'ep_return_sum', 'ep_return_sq', 'ep_return_max', 'ep_return_min', 'ep_length_sum')
 
 class FusedTrainer:
     "Init, then run chunks of updates of one or `n_seeds` agents on a JAX env, all inside one `jit`."
@@ -191,113 +191,14 @@ def _accumulate(msum, ssum, m, s):
     return jax.tree.map(jnp.add, msum, m), {k: op(k)(ssum[k], s[k]) for k in ssum}
 
 # %% ../../nbs/19_fused.ipynb #c008
-import json, sys
-from .logger import Logger, StopTraining, notify, drop_rows_after
-from .checkpoint import save_checkpoint
+class FusedLearner:
+    "The run loop's learner for a JAX-native env: `trainer`'s chunks of updates from `carry`, for every seed."
+    def __init__(self, trainer: FusedTrainer, carry: Carry):
+        self.trainer, self.state, self.history = trainer, carry, []
+        self.batch, self.n_seeds = trainer.agent.batch_size, trainer.n_seeds
 
-def _recent(history: list, window: int = 100) -> dict:
-    """Per-seed episode statistics of the most recent chunks holding `window` episodes (fewer if the run has not
-    had that many); drops older chunks from `history` (a list of per-chunk stats, oldest first)."""
-    h = {k: np.stack([np.asarray(c[k], float).reshape(-1) for c in history]) for k in EP_STATS}   # [chunks, seeds]
-    n = h['ep_count']
-    later = np.cumsum(n[::-1], 0)[::-1] - n          # episodes in the chunks after each one
-    use = later < window
-    del history[:int(np.argmax(use.any(1)))]         # chunks no seed needs any more
-    fill = dict(ep_return_max=-np.inf, ep_return_min=np.inf)
-    red = dict(ep_return_max=np.max, ep_return_min=np.min)
-    return {k: red.get(k, np.sum)(np.where(use, h[k], fill.get(k, 0.)), 0) for k in EP_STATS}
-
-def _row_stats(s: dict, n_seeds: int) -> tuple[dict, list]:
-    "Log-row episode statistics from per-seed sums; and each seed's mean return (None where no episode ended)."
-    s = jax.tree.map(np.asarray, s)
-    n = s['ep_count'].astype(float)
-    per_seed = [float(s['ep_return_sum'][k] / n[k]) if n[k] else None for k in range(n_seeds)]
-    total = n.sum()
-    if not total: return {}, per_seed
-    mean = s['ep_return_sum'].sum() / total
-    row = dict(ep_return_mean=float(mean), ep_return_max=float(s['ep_return_max'].max()),
-               ep_return_min=float(s['ep_return_min'].min()), ep_length_mean=float(s['ep_length_sum'].sum() / total))
-    seeds = [m for m in per_seed if m is not None]
-    if n_seeds > 1 and len(seeds) > 1: row['ep_return_std'] = float(np.std(seeds))   # across seeds
-    else: row['ep_return_std'] = float(np.sqrt(max(s['ep_return_sq'].sum() / total - mean ** 2, 0.)))
-    return row, per_seed
-
-def fused_loop(cfg, trainer: FusedTrainer, carry: Carry, frames: int, episodes: int, elapsed: float, run_dir,
-               verbose: bool = True, callbacks=(), payload=None, info: dict | None = None) -> dict:
-    """Train until `cfg.total_steps` frames per seed; log, checkpoint, and stop cleanly on Ctrl-C or a NaN loss.
-    `callbacks` get `on_start`, `on_row` and `on_end` (logger.notify); one that also has `on_chunk(carry, stats,
-    start, update, frames) -> carry` may change the agent between chunks (e.g. `HeadRestarter`), and then has
-    `chunk_end(update)` (the update at which the next chunk must stop, or None) and `state()` (a dict of arrays the
-    checkpoints keep)."""
-    from pathlib import Path
-    run_dir = Path(run_dir)
-    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed, start_frames=frames)
-    drop_rows_after(run_dir / 'seeds.jsonl', frames)     # rows a killed run logged after its last checkpoint
-    seeds_log = open(run_dir / 'seeds.jsonl', 'a')
-    batch, K = trainer.agent.batch_size, trainer.n_seeds
-    total_updates = cfg.total_steps // batch
-    ckpt_dir = run_dir / 'checkpoints'
-    done_updates = frames // batch
-    hooks = [cb for cb in callbacks if hasattr(cb, 'on_chunk')]
-    def save(c):
-        p = payload(c, frames, episodes, logger.elapsed)
-        for h in hooks: p.update(h.state())
-        return save_checkpoint(ckpt_dir, frames, p, cfg.keep_checkpoints)
-    row, per_update, last_ckpt, stopped, history, per_seed = None, None, done_updates, False, [], [None] * K
-    notify(callbacks, 'on_start', info or {})
-    def result(**extra):
-        return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=done_updates,
-                    time=logger.elapsed, last=row, seeds=K, stopped=stopped, **extra)
-    try:
-        while done_updates < total_updates:
-            n = min(cfg.log_every, total_updates - done_updates)
-            if per_update: n = max(1, min(n, int(cfg.log_seconds / per_update)))
-            for h in hooks:
-                cut = h.chunk_end(done_updates)
-                if cut is not None: n = min(n, cut - done_updates)
-            t = time.time()
-            new, metrics, stats = trainer.run(carry, n)
-            metrics = jax.tree.map(lambda x: float(np.mean(x)), metrics)   # mean over seeds
-            if not np.isfinite(metrics['loss']):
-                path = save(carry)
-                raise FloatingPointError(
-                    f"Loss became {metrics['loss']} within updates {done_updates + 1}..{done_updates + n} ({frames:,} "
-                    f"frames); the run stopped and its last good state is in {path}. Lower the learning rate "
-                    "(e.g. --gin-param 'A2C.learning_rate = 1e-4'), then --resume.")
-            carry = new
-            if done_updates > 0 or per_update is not None: per_update = (time.time() - t) / n
-            else: per_update = -1.  # the first chunk includes compilation: measure from the next one
-            if per_update < 0: per_update = None
-            start = done_updates
-            done_updates += n; frames += n * batch
-            history.append(jax.tree.map(np.asarray, stats))
-            ep_row, per_seed = _row_stats(_recent(history), K)
-            for h in hooks: carry = h.on_chunk(carry, stats, start, done_updates, frames)
-            episodes += int(np.asarray(stats['ep_count']).sum())
-            row = logger.row(frames, episodes, done_updates, metrics)
-            row.update(ep_row)
-            if row.get('fps'): row['env_steps_per_s'] = row['fps'] * K
-            logger.write(row)
-            seeds_log.write(json.dumps(dict(frames=frames, time=row['time'], ep_return_mean=per_seed)) + '\n')
-            seeds_log.flush()
-            if logger.tb and K > 1:
-                for k, m in enumerate(per_seed):
-                    if m is not None: logger.tb.add_scalar(f'seed_{k}/ep_return_mean', m, frames)
-            try: notify(callbacks, 'on_row', row)
-            except StopTraining: stopped = True; break
-            if done_updates - last_ckpt >= cfg.checkpoint_every: save(carry); last_ckpt = done_updates
-        path = save(carry)
-        if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
-    except KeyboardInterrupt:
-        path = save(carry)
-        if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
-        notify(callbacks, 'on_end', result(interrupted=True))
-        raise
-    finally:
-        logger.close(); seeds_log.close()
-    out = result(seed_returns=per_seed)
-    notify(callbacks, 'on_end', out)
-    return out
+    def advance(self, n: int): return self.trainer.run(self.state, n)
+    def episode_row(self, stats): return window_row(self.history, stats, self.n_seeds)
 
 # %% ../../nbs/19_fused.ipynb #c011
 def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, greedy: bool = False,

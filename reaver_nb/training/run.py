@@ -14,15 +14,17 @@ from ..envs.base import VectorEnv
 from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
-from .logger import Logger, StopTraining, notify
+from collections import deque
+from .logger import StopTraining
+from .loop import checkpoint_payload, episode_sums, run_loop
 from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint, remove_partial
 from .checkpoint import load_checkpoint, load_checkpoint_part, read_checkpoint
 from .config import RunSettings, HeadRestart, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
-__all__ = ['CACHE_ENV', 'Collector', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device', 'cache_folder',
-           'compilation_cache', 'train', 'machine_record', 'test', 'record_video']
+__all__ = ['CACHE_ENV', 'Collector', 'HostLearner', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device',
+           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -59,6 +61,37 @@ class Collector:
         ro = Rollout(self.obs, self.actions, self.logp, self.values, self.rewards, self.terminated, self.truncated,
                      self.trunc_values)
         return ro, obs, key, episodes
+
+class HostLearner:
+    """The run loop's learner for envs on the host (`VectorEnv`: worker processes or in-process): `Collector`
+    rollouts and one `jit`-ed update each. Every random draw derives from `state.key` (which `update` advances), so a
+    checkpoint restores the RNG. The log row's return columns cover the last `window` episodes exactly."""
+    n_seeds = 1
+    def __init__(self, agent: ActorCriticAgent, venv: VectorEnv, state, seed: int, window: int = 100):
+        self.agent, self.state, self.batch = agent, state, agent.batch_size
+        self.collector = Collector(venv, agent)
+        self.obs = venv.reset(seed=seed * 1000 + int(state.update) * 7919)
+        self.returns, self.lengths = deque(maxlen=window), deque(maxlen=window)
+
+    def advance(self, n: int):
+        "`n` updates from `state`: the new state, the updates' mean metrics and the episodes' sums."
+        state, msum, rets, lens = self.state, None, [], []
+        def record(r, l): rets.extend(np.asarray(r, float).tolist()); lens.extend(np.asarray(l).tolist())
+        for i in range(n):
+            ro, self.obs, _, _ = self.collector.collect(state.params, self.obs, jax.random.fold_in(state.key, 1), record)
+            state, m = self.agent.update(state, ro)
+            m = jax.device_get(m)
+            msum = m if msum is None else jax.tree.map(np.add, msum, m)
+            if not np.isfinite(float(m['loss'])): return state, m, episode_sums(rets, lens)   # the loop stops on it
+        self.returns.extend(rets); self.lengths.extend(lens)
+        return state, jax.tree.map(lambda x: x / n, msum), episode_sums(rets, lens)
+
+    def episode_row(self, stats):
+        r = np.asarray(self.returns, float)
+        if not r.size: return {}, [None]
+        row = dict(ep_return_mean=float(r.mean()), ep_return_std=float(r.std()), ep_return_max=float(r.max()),
+                   ep_return_min=float(r.min()), ep_length_mean=float(np.mean(self.lengths)))
+        return row, [row['ep_return_mean']]
 
 # %% ../../nbs/10_train.ipynb #c007
 def check_run_id(run_id: str, flag: str = '--run-id') -> str:
@@ -100,9 +133,6 @@ def on_device(device: str | None):
         raise ValueError(f"--device {device}: JAX finds no {device} here ({e}). Devices it sees: {jax.devices()}. "
                          "Install the matching jax plugin, or use --device cpu.") from None
     with jax.default_device(devs[0]): yield
-
-def _payload(state, frames=0, episodes=0, elapsed=0.):
-    return dict(state=state, frames=np.int64(frames), episodes=np.int64(episodes), time=np.float64(elapsed))
 
 # %% ../../nbs/10_train.ipynb #c007b
 CACHE_ENV = 'REAVER_NB_COMPILATION_CACHE'
@@ -211,8 +241,12 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one program, which needs a JAX-native env "
                          "on the fused path (jax:MoveToBeacon, gymnax:CartPole-v1, ...); for other envs start one run "
                          "per --seed.")
-    if cfg.vector_env not in ('shm', 'inprocess'):
-        raise ValueError(f"RunSettings.vector_env = {cfg.vector_env!r}: use 'shm' (env worker processes) or 'inprocess'.")
+    if cfg.vector_env not in ('shm', 'inprocess', 'ale'):
+        raise ValueError(f"RunSettings.vector_env = {cfg.vector_env!r}: use 'shm' (env worker processes), 'inprocess' "
+                         "or, for Atari ids, 'ale' (ale-py's C++ vector env).")
+    if cfg.vector_env == 'ale' and env_family(cfg.env) != 'atari':
+        raise ValueError(f"RunSettings.vector_env = 'ale' steps Atari games only and {cfg.env!r} is not one: use 'shm' "
+                         "(env worker processes) or 'inprocess'.")
     if dry_run:   # the env's own settings too (building a factory binds and checks them; nothing starts)
         make_jax_env(cfg.env) if fused else env_factory(cfg.env)
         return dict(info, dry_run=True)
@@ -241,17 +275,19 @@ def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ini
     try:
         agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, hp, cfg.n_envs, total_updates)
         state = agent.init(jax.random.PRNGKey(cfg.seed))
-        payload = _payload(state)
+        payload = checkpoint_payload(state)
         ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
         if ckpt: payload = load_checkpoint(ckpt, payload)
         elif initialize_from:
             other = load_checkpoint(src, payload)
-            payload = _payload(state.replace(params=other['state'].params))
+            payload = checkpoint_payload(state.replace(params=other['state'].params))
         _open_run_dir(run_dir, run_id, force)
         if verbose: print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env}, {cfg.n_envs} envs, {cfg.total_steps:,} steps "
                           f"-> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""), flush=True)
         info.update(frames=int(payload['frames']), resumed=ckpt is not None)
-        return _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info)
+        learner = HostLearner(agent, venv, payload['state'], cfg.seed)
+        return run_loop(cfg, learner, run_dir, int(payload['frames']), int(payload['episodes']), float(payload['time']),
+                        verbose, callbacks, info)
     finally: venv.close()
 
 def _open_run_dir(run_dir, run_id, force):
@@ -288,7 +324,7 @@ def machine_record() -> dict:
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info, restart=None):
     """A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused), with `restart` (a
     `HeadRestart`) as the first callback when given."""
-    from reaver_nb.training.fused import FusedTrainer, HeadRestarter, fused_loop, head_layers
+    from reaver_nb.training.fused import FusedTrainer, FusedLearner, HeadRestarter, head_layers
     env = make_jax_env(cfg.env)
     agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, cfg.n_envs, total_updates)
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
@@ -298,7 +334,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
         raw = read_checkpoint(ckpt)
-        target = _payload(carry)   # with the restart state (frames, test window) in checkpoints since 2026-12-01
+        target = checkpoint_payload(carry)   # with the restart state (frames, test window) in checkpoints since 2026-12-01
         if 'resets' in raw: target['resets'] = np.zeros(cfg.n_seeds, np.int64)
         if 'reset_window' in raw: target['reset_window'] = np.zeros((2, cfg.n_seeds))
         try: p = load_checkpoint(ckpt, target)
@@ -328,58 +364,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     if restart:
         callbacks = [HeadRestarter(restart, agent.batch_size, cfg.n_seeds, cfg.log_every, frames, resets, window,
                                    verbose), *callbacks]
-    return fused_loop(cfg, trainer, carry, frames, episodes, elapsed, run_dir, verbose, callbacks, payload=_payload,
-                      info=info)
-
-def _loop(cfg, agent, venv, payload, run_dir, verbose, callbacks, info):
-    state, frames, episodes = payload['state'], int(payload['frames']), int(payload['episodes'])
-    logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=float(payload['time']),
-                    start_frames=frames)
-    ckpt_dir, keep = run_dir / 'checkpoints', cfg.keep_checkpoints
-    last_save = last_log = time.time()
-    def save(st):
-        nonlocal last_save
-        last_save = time.time()
-        return save_checkpoint(ckpt_dir, frames, _payload(st, frames, episodes, logger.elapsed), keep)
-    collector = Collector(venv, agent)
-    obs = venv.reset(seed=cfg.seed * 1000 + int(state.update) * 7919)
-    row, batch, stopped = None, agent.batch_size, False
-    notify(callbacks, 'on_start', info)
-    def result(**extra):
-        return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=int(state.update),
-                    time=logger.elapsed, last=row, stopped=stopped, **extra)
-    try:
-        while frames + batch <= cfg.total_steps:
-            # every random draw derives from state.key (which `update` advances), so a checkpoint restores the RNG
-            act_key = jax.random.fold_in(state.key, 1)
-            ro, obs, _, n_ep = collector.collect(state.params, obs, act_key, logger.add_episodes)
-            new_state, metrics = agent.update(state, ro)
-            if not np.isfinite(float(metrics['loss'])):
-                path = save(state)
-                raise FloatingPointError(
-                    f"Loss became {float(metrics['loss'])} at update {int(state.update) + 1} ({frames:,} frames); the "
-                    f"run stopped and its last good state is in {path}. Lower the learning rate or clip gradients "
-                    "(e.g. --gin-param 'PPO.learning_rate = 1e-4'), then --resume.")
-            state = new_state
-            frames += batch; episodes += n_ep
-            up = int(state.update)
-            if up % cfg.log_every == 0 or frames + batch > cfg.total_steps or \
-                    time.time() - last_log > cfg.log_seconds:
-                row, last_log = logger.log(frames, episodes, up, metrics), time.time()
-                try: notify(callbacks, 'on_row', row)
-                except StopTraining: stopped = True; break
-            if up % cfg.checkpoint_every == 0 or time.time() - last_save > 60 * cfg.checkpoint_minutes: save(state)
-        path = save(state)
-        if stopped and verbose: print(f"Stopped: checkpoint saved to {path}; continue with --resume.", flush=True)
-    except KeyboardInterrupt:
-        path = save(state)
-        if verbose: print(f"Interrupted: checkpoint saved to {path}; continue with --resume.", flush=True)
-        notify(callbacks, 'on_end', result(interrupted=True))
-        raise
-    finally: logger.close()
-    out = result()
-    notify(callbacks, 'on_end', out)
-    return out
+    return run_loop(cfg, FusedLearner(trainer, carry), run_dir, frames, episodes, elapsed, verbose, callbacks, info)
 
 # %% ../../nbs/10_train.ipynb #c013
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
@@ -409,7 +394,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
         venv = make_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
         try:
             agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
-            payload = load_checkpoint(ckpt, _payload(agent.init(jax.random.PRNGKey(0))))
+            payload = load_checkpoint(ckpt, checkpoint_payload(agent.init(jax.random.PRNGKey(0))))
             params, key = payload['state'].params, jax.random.PRNGKey(seed)
             quota = np.array([episodes // n + (i < episodes % n) for i in range(n)])
             returns, lengths = [[] for _ in range(n)], [[] for _ in range(n)]
