@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import gin
-from ..envs.base import VectorEnv
+from ..envs.base import InProcessVectorEnv, VectorEnv
 from ..envs.registry import check_env, env_factory, env_family, make_vector_env
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
@@ -24,7 +24,8 @@ from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
 __all__ = ['CACHE_ENV', 'Collector', 'HostLearner', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device',
-           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'test', 'record_video']
+           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'agent_policy', 'play', 'test',
+           'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -366,6 +367,35 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
                                    verbose), *callbacks]
     return run_loop(cfg, FusedLearner(trainer, carry), run_dir, frames, episodes, elapsed, verbose, callbacks, info)
 
+# %% ../../nbs/10_train.ipynb #c011q
+def agent_policy(agent: ActorCriticAgent, params, key=None, greedy: bool = False):
+    "`obs -> actions` (numpy) of an agent's `params`: sampled (each call advances `key`), or the most likely (`greedy`)."
+    def policy(obs):
+        nonlocal key
+        if greedy: return jax.device_get(agent.greedy(params, obs))
+        a, _, _, key = agent.act(params, obs, key)
+        return jax.device_get(a)
+    return policy
+
+def play(venv: VectorEnv, policy, episodes: int, seed: int | None = None, obs=None, max_steps: int | None = None,
+         on_step=None) -> tuple[list, list]:
+    """Play `episodes` whole episodes of `venv` under `policy(obs) -> actions`, spread over its envs (the first
+    `episodes % n` play one more); returns their returns and lengths, env by env. The envs are reset with `seed`
+    unless `obs`, their current observation, is given; `on_step(t, step)` sees every `VecStep`; `max_steps` ends
+    the playout early, with fewer episodes."""
+    n = venv.n_envs
+    quota = np.array([episodes // n + (i < episodes % n) for i in range(n)])
+    returns, lengths = [[] for _ in range(n)], [[] for _ in range(n)]
+    obs, t = venv.reset(seed=seed) if obs is None else obs, 0
+    while any(len(r) < q for r, q in zip(returns, quota)) and (max_steps is None or t < max_steps):
+        s = venv.step(policy(obs))
+        for i in np.flatnonzero(s.finished):
+            if len(returns[i]) < quota[i]:
+                returns[i].append(float(s.episode_return[i])); lengths[i].append(int(s.episode_length[i]))
+        if on_step: on_step(t, s)
+        obs, t = s.obs, t + 1
+    return [r for rs in returns for r in rs], [l for ls in lengths for l in ls]
+
 # %% ../../nbs/10_train.ipynb #c013
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
          results_dir: str | Path = 'results', n_envs: int | None = None, seed: int = 12345,
@@ -395,24 +425,14 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
         try:
             agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
             payload = load_checkpoint(ckpt, checkpoint_payload(agent.init(jax.random.PRNGKey(0))))
-            params, key = payload['state'].params, jax.random.PRNGKey(seed)
-            quota = np.array([episodes // n + (i < episodes % n) for i in range(n)])
-            returns, lengths = [[] for _ in range(n)], [[] for _ in range(n)]
-            obs = venv.reset(seed=seed)
-            while any(len(r) < q for r, q in zip(returns, quota)):
-                if greedy: a = jax.device_get(agent.greedy(params, obs))
-                else: a, _, _, key = agent.act(params, obs, key); a = jax.device_get(a)
-                s = venv.step(a)
-                for i in np.flatnonzero(s.finished):
-                    if len(returns[i]) < quota[i]:
-                        returns[i].append(float(s.episode_return[i])); lengths[i].append(int(s.episode_length[i]))
-                obs = s.obs
+            params = payload['state'].params
+            rets, lens = play(venv, agent_policy(agent, params, jax.random.PRNGKey(seed), greedy), episodes, seed=seed)
         finally: venv.close()
-        rets = np.array([r for rs in returns for r in rs])
+        rets = np.array(rets)
         ev = dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=int(payload['frames']),
                   episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
                   min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(),
-                  lengths=[l for ls in lengths for l in ls], train_seeds=[cfg.seed],
+                  lengths=lens, train_seeds=[cfg.seed],
                   date=time.strftime('%Y-%m-%d %H:%M:%S'))
         if render: ev['video'] = str(record_video(cfg.env, agent, params, run_dir, greedy, seed))
     atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
@@ -454,19 +474,18 @@ def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frame
     if env_family(env_id) == 'sc2':
         raise ValueError("--render records gymnasium envs; for StarCraft II save replays instead "
                          "(--gin-param 'SC2Settings.save_replay_episodes = 1' --gin-param \"SC2Settings.replay_dir = 'replays'\").")
-    env = env_factory(env_id, render_mode='rgb_array')()
+    venv = InProcessVectorEnv([env_factory(env_id, render_mode='rgb_array')])
+    frames = []
+    def grab(t=None, step=None):   # the frame before each `every`-th step, as long as the episode lasts
+        if step is not None and (step.done[0] or (t + 1) % every): return
+        frames.append(venv.envs[0].render())
+        if frames[-1] is None: raise ValueError(f"{env_id} draws no frames, so --render cannot record it.")
     try:
-        obs, key, frames = env.reset(seed=seed), jax.random.PRNGKey(seed), []
-        batch = lambda o: tuple(x[None] for x in o)
-        for t in range(max_frames * every):
-            if t % every == 0:
-                frames.append(env.render())
-                if frames[-1] is None: raise ValueError(f"{env_id} draws no frames, so --render cannot record it.")
-            if greedy: a = jax.device_get(agent.greedy(params, batch(obs)))
-            else: a, _, _, key = agent.act(params, batch(obs), key); a = jax.device_get(a)
-            obs, r, te, tr = env.step(tuple(x[0] for x in a))
-            if te or tr: break
-    finally: env.close()
+        obs = venv.reset(seed=seed)
+        grab()
+        play(venv, agent_policy(agent, params, jax.random.PRNGKey(seed), greedy), 1, obs=obs,
+             max_steps=max_frames * every, on_step=grab)
+    finally: venv.close()
     path = Path(run_dir) / 'videos' / f'test_{time.strftime("%Y%m%d-%H%M%S")}.gif'
     path.parent.mkdir(parents=True, exist_ok=True)
     iio.imwrite(path, np.stack(frames), duration=1000 * every // 50, loop=0)
