@@ -6,7 +6,7 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, shlex, signal, sys
+import argparse, shlex, shutil, signal, sys
 from pathlib import Path
 from .training.config import ConfigError
 
@@ -19,11 +19,13 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
     def _get_help_string(self, action):
         return action.help if action.default is None else super()._get_help_string(action)
 
+# %% ../nbs/11_cli.ipynb #c004ax
 class _Parser(argparse.ArgumentParser):
     "A usage error is one line on stderr, naming the problem and where help is, with exit status 2."
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
+# %% ../nbs/11_cli.ipynb #c004bx
 def _parser() -> argparse.ArgumentParser:
     fmt = _Help
     p = _Parser(prog='reaver', formatter_class=fmt,
@@ -104,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
     return p
 
+# %% ../nbs/11_cli.ipynb #c004cx
 def _one_line(err) -> str:
     "An error's message on one line, without the context lines gin appends ('In call to configurable ...')."
     lines = [l.strip() for l in str(err).splitlines()]
@@ -113,6 +116,7 @@ def _one_line(err) -> str:
 _EXTRAS = dict(matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
                pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
 
+# %% ../nbs/11_cli.ipynb #c004dx
 def _next_steps(out: dict, results_dir: str) -> str:
     "What a finished `reaver train` did, and the commands that come next (test, compare, plot, TensorBoard)."
     run_dir = Path(out['run_dir']); run = run_dir.name
@@ -129,6 +133,7 @@ def _next_steps(out: dict, results_dir: str) -> str:
     w = max(len(c) for c, _ in steps)
     return head + '\nNext:\n' + '\n'.join(f"  {c:<{w}}  # {why}" for c, why in steps)
 
+# %% ../nbs/11_cli.ipynb #c004ex
 def main(argv=None) -> int:
     "Entry point of the `reaver` console script and `python -m reaver_nb`."
     p = _parser()
@@ -150,7 +155,8 @@ def main(argv=None) -> int:
     try:
         if a.command == 'compare':
             from reaver_nb.results import MINIGAMES, compare
-            print(compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None))
+            table = compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None)
+            print(table.text(shutil.get_terminal_size().columns) if sys.stdout.isatty() else table)
         elif a.command == 'plot':
             from reaver_nb.results import save_plots, find_runs
             from reaver_nb.ui.dashboard import plot_run

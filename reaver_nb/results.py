@@ -78,11 +78,22 @@ class Table:
     def _cell(self, r, c): return r.get(c)
     def _cells(self):
         return [[str(v) if (v := self._cell(r, c)) is not None else '–' for c in self.columns] for r in self.rows]
-    def __str__(self):
+    narrow: tuple = ()   # columns a narrow terminal leaves out first, in order
+    def text(self, width: int | None = None) -> str:
+        "Aligned text; with `width`, columns of `narrow` are left out, in order, until the table fits (and it says so)."
+        keep = list(range(len(self.columns)))
         cells = [list(self.columns)] + self._cells()
-        w = [max(len(row[i]) for row in cells) for i in range(len(self.columns))]
-        line = lambda row: '  '.join(x.ljust(w[i]) for i, x in enumerate(row)).rstrip()
-        return '\n'.join([line(cells[0]), line(['-' * x for x in w])] + [line(r) for r in cells[1:]])
+        def render():
+            w = {i: max(len(row[i]) for row in cells) for i in keep}
+            line = lambda row: '  '.join(row[i].ljust(w[i]) for i in keep).rstrip()
+            return [line(cells[0]), line(['-' * w.get(i, 0) for i in range(len(self.columns))])] + [line(r) for r in cells[1:]]
+        lines, dropped = render(), []
+        for c in self.narrow:
+            if width is None or max(map(len, lines)) <= width: break
+            keep.remove(self.columns.index(c)); dropped.append(c); lines = render()
+        if dropped: lines.append(f"(left out to fit {width} columns: {', '.join(dropped)}; a wider terminal shows them)")
+        return '\n'.join(lines)
+    def __str__(self): return self.text()
     __repr__ = __str__
     def _repr_html_(self):
         from html import escape
@@ -90,14 +101,17 @@ class Table:
         body = ''.join('<tr>' + ''.join(f'<td>{escape(x)}</td>' for x in r) + '</tr>' for r in self._cells())
         return f'<table class="{self.html_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
+# %% ../nbs/21_results.ipynb #c013ax
 class Comparison(Table):
     "The table `compare` returns: `.rows` (dicts), shown as HTML in a notebook, as text in a terminal."
     columns = ('map', 'env', 'agent', 'runs', 'seeds', 'ours', 'Reaver', 'SC2LE', 'ReDRL', 'GrandMaster', 'verdict')
+    narrow = ('map', 'runs', 'GrandMaster', 'ReDRL', 'SC2LE', 'seeds')
     html_class = 'reaver-compare'
     def to_pandas(self):
         import pandas as pd
         return pd.DataFrame(self.rows, columns=self.columns + ('mean', 'std', 'min', 'max', 'episodes'))
 
+# %% ../nbs/21_results.ipynb #c013bx
 def _fmt_pub(p):
     if not p or p.get('mean') is None: return None
     s = f"{p['mean']:g}"
@@ -108,6 +122,7 @@ def _fmt_pub(p):
 MINIGAMES = ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings', 'DefeatRoaches',
              'DefeatZerglingsAndBanelings', 'CollectMineralsAndGas', 'BuildMarines')
 
+# %% ../nbs/21_results.ipynb #c013cx
 def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
     """Our test scores (pooled over the runs of each env) next to the published ones, with a verdict per row.
     `runs`: one or several run directories, run ids (under `results_dir`), `evaluation.json` paths or dicts.
@@ -171,6 +186,7 @@ def _run_dir(run, results_dir) -> Path:
                                 f"results_dir (now {str(results_dir)!r}).")
     return p
 
+# %% ../nbs/21_results.ipynb #c023ax
 def find_runs(runs, results_dir, need: str) -> list[Path]:
     "The run directories asked for; `runs=None`: every run under `results_dir` that holds the file `need`."
     if runs is None:
@@ -181,6 +197,7 @@ def find_runs(runs, results_dir, need: str) -> list[Path]:
     if isinstance(runs, (str, Path)): runs = [runs]
     return [_run_dir(r, results_dir) for r in runs]
 
+# %% ../nbs/21_results.ipynb #c023bx
 def _run_info(run_dir: Path) -> tuple[str, str | None]:
     "(env, agent) of a run: from its config.gin, else its evaluation.json."
     found = {}
@@ -195,6 +212,7 @@ def _run_info(run_dir: Path) -> tuple[str, str | None]:
                          "directory written by `reaver train`?")
     return found['env'], found.get('agent')
 
+# %% ../nbs/21_results.ipynb #c023cx
 def _read_jsonl(p: Path) -> list[dict]:
     rows = []
     for line in p.read_text().splitlines():
@@ -202,6 +220,7 @@ def _read_jsonl(p: Path) -> list[dict]:
         except json.JSONDecodeError: pass   # the last line of a run killed mid-write
     return rows
 
+# %% ../nbs/21_results.ipynb #c023dx
 def _latest_rows(rows: list[dict]) -> list[dict]:
     "Rows in increasing frames; a resumed run logs again from its checkpoint, and its newer rows replace the older."
     out = []
@@ -210,6 +229,7 @@ def _latest_rows(rows: list[dict]) -> list[dict]:
         out.append(r)
     return out
 
+# %% ../nbs/21_results.ipynb #c023ex
 def _seed_series(run_dir: Path, x: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
     "(label, x values, episode-return means) for each seed of a run: from seeds.jsonl, else metrics.jsonl."
     seeds, metrics = run_dir / 'seeds.jsonl', run_dir / 'metrics.jsonl'
@@ -225,6 +245,7 @@ def _seed_series(run_dir: Path, x: str) -> list[tuple[str, np.ndarray, np.ndarra
     labels = [f'{run_dir.name}/seed{k}' for k in range(len(y))] if len(y) > 1 else [run_dir.name]
     return [(label, xs, ys) for label, ys in zip(labels, y)]
 
+# %% ../nbs/21_results.ipynb #c023fx
 @dataclass
 class Curves:
     "Learning curves of one (env, agent): `returns[i, j]` is seed i's episode-return mean at `grid[j]` (NaN: no data)."
@@ -248,15 +269,18 @@ class Curves:
         return pd.DataFrame({'env': self.env, 'agent': self.agent, 'seed': np.asarray(self.seeds, object)[i],
                              self.x: self.grid[j], 'ep_return_mean': self.returns[i, j]})
 
+# %% ../nbs/21_results.ipynb #c023gx
 def _common_grid(xs: list[np.ndarray], points: int) -> np.ndarray:
     if all(len(a) == len(xs[0]) and np.array_equal(a, xs[0]) for a in xs) and len(xs[0]) <= points: return xs[0]
     return np.linspace(min(a[0] for a in xs), max(a[-1] for a in xs), points)
 
+# %% ../nbs/21_results.ipynb #c023hx
 def _on_grid(grid, xs, ys) -> np.ndarray:
     ok = np.isfinite(ys)
     if not ok.any(): return np.full(len(grid), np.nan)
     return np.interp(grid, xs[ok], ys[ok], left=np.nan, right=np.nan)
 
+# %% ../nbs/21_results.ipynb #c023ix
 def learning_curves(runs=None, results_dir: str | Path = 'results', x: str = 'frames',
                     points: int = 200) -> dict[tuple, Curves]:
     """{(env, agent): Curves} over all seeds of `runs` (run directories or ids under `results_dir`; None: all of them),
@@ -286,13 +310,16 @@ def bootstrap_ci(returns: np.ndarray, ci: float = 0.95, reps: int = 1000, seed: 
     lo[few], hi[few] = np.nan, np.nan
     return lo, hi
 
+# %% ../nbs/21_results.ipynb #c031ax
 def _time_unit(seconds: float) -> tuple[str, float]:
     return ('s', 1.) if seconds < 600 else ('min', 60.) if seconds < 3 * 3600 else ('h', 3600.)
 
+# %% ../nbs/21_results.ipynb #c031bx
 def _tidy(ax):
     ax.spines[['top', 'right']].set_visible(False)
     ax.grid(True, alpha=0.25)
 
+# %% ../nbs/21_results.ipynb #c031cx
 def plot_learning_curves(runs=None, results_dir: str | Path = 'results', x: str = 'frames', ax=None,
                          ci: float | None = 0.95, reps: int = 1000, points: int = 200, reference: str | None = 'reaver'):
     """A Figure of the mean episode return over seeds (dotted where some seeds lack data) with a bootstrap `ci` band,
@@ -351,14 +378,20 @@ def aggregate_iqm(scores) -> float:
     "Interquartile mean of a [runs x tasks] matrix: the mean of its middle 50% (rliable's `aggregate_iqm`)."
     return float(scipy.stats.trim_mean(np.asarray(scores, float), proportiontocut=0.25, axis=None))
 
+# %% ../nbs/21_results.ipynb #c038ax
 def aggregate_mean(scores) -> float: "Mean over tasks of each task's mean over runs." ; return float(np.mean(np.mean(scores, 0)))
+
+# %% ../nbs/21_results.ipynb #c038bx
 def aggregate_median(scores) -> float: "Median over tasks of each task's mean over runs." ; return float(np.median(np.mean(scores, 0)))
+
+# %% ../nbs/21_results.ipynb #c038cx
 def aggregate_optimality_gap(scores, gamma: float = 1.) -> float:
     "How far the scores fall short of `gamma` on average, scores above it counted as `gamma`."
     return float(gamma - np.mean(np.minimum(scores, gamma)))
 
 _METRICS = (('iqm', 'IQM'), ('mean', 'mean'), ('median', 'median'), ('optimality_gap', 'optimality gap'))
 
+# %% ../nbs/21_results.ipynb #c038dx
 class Aggregates(Table):
     "The table `aggregate_scores` returns: a row per (env, agent) with each metric's point estimate and its `ci`."
     html_class = 'reaver-aggregates'
@@ -379,6 +412,7 @@ class Aggregates(Table):
                 for r in self.rows]
         return pd.DataFrame(flat)
 
+# %% ../nbs/21_results.ipynb #c038ex
 def _reference(env: str, normalize) -> float:
     "The score that normalises `env`'s returns to 1."
     if isinstance(normalize, dict): ref = normalize.get(env, normalize.get(map_name(env)))
@@ -390,6 +424,7 @@ def _reference(env: str, normalize) -> float:
                          "Use normalize=None (raw returns) or a dict {env or map: reference score}.")
     return float(ref)
 
+# %% ../nbs/21_results.ipynb #c038fx
 def _final_scores(runs, results_dir) -> dict[tuple, list[float]]:
     "{(env, agent): per-seed final test scores} from the runs' evaluations."
     evs = ([load_evaluation(d) for d in find_runs(None, results_dir, 'evaluation.json')] if runs is None else
@@ -400,6 +435,7 @@ def _final_scores(runs, results_dir) -> dict[tuple, list[float]]:
         groups.setdefault((ev['env'], ev.get('agent')), []).extend(float(s) for s in seeds)
     return groups
 
+# %% ../nbs/21_results.ipynb #c038gx
 def stratified_bootstrap_ci(scores: np.ndarray, func, reps: int = 2000, ci: float = 0.95,
                             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Percentile `ci` intervals of `func(scores)` (an array of metrics) over `reps` stratified bootstrap replicates
@@ -411,6 +447,7 @@ def stratified_bootstrap_ci(scores: np.ndarray, func, reps: int = 2000, ci: floa
     lo, hi = np.percentile(stats, [50 * (1 - ci), 50 * (1 + ci)], axis=0)
     return lo, hi
 
+# %% ../nbs/21_results.ipynb #c038hx
 def aggregate_scores(runs=None, results_dir: str | Path = 'results', normalize=None, reps: int = 2000,
                      ci: float = 0.95, gamma: float | None = None, seed: int = 0) -> Aggregates:
     """IQM, mean, median and optimality gap (at `gamma`; default 1 for normalised scores, none for raw) of the runs'

@@ -15,12 +15,8 @@ from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 import reaver_nb.envs.minigames as mg
-from reaver_nb.training.config import parse_config, RunSettings
-from reaver_nb.envs.jax_envs import make_jax_env
 from reaver_nb.envs.sc2 import pysc2_interface
-from reaver_nb.agents.actor_critic import ActorCriticAgent, AGENTS
-from reaver_nb.training.fused import FusedTrainer
-from reaver_nb.training.checkpoint import latest_checkpoint, load_checkpoint_part
+from reaver_nb.training.run import load_run
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')
@@ -28,21 +24,13 @@ ap.add_argument('--greedy', action='store_true', help='the most likely action in
 ap.add_argument('--queued-now', action='store_true', help='give every order now (queued = 0)')
 ap.add_argument('--checkpoint', help="one of the run's checkpoint files (default: its latest)")
 args = ap.parse_args()
-run = Path(args.results_dir) / args.run_id
-if not (run / 'config.gin').exists(): sys.exit(f"No run {args.run_id!r} in {args.results_dir} (no config.gin).")
-parse_config(run_config=run / 'config.gin'); cfg = RunSettings()
+if args.checkpoint and not Path(args.checkpoint).is_file(): sys.exit(f"No checkpoint file {args.checkpoint!r}.")
+try: trained = load_run(args.run_id, args.results_dir, args.checkpoint)   # the weights alone: older runs still load
+except (FileNotFoundError, ValueError) as e: sys.exit(str(e))
+cfg, ckpt, frames = trained.cfg, trained.checkpoint, trained.frames
 if cfg.env != 'jax:MoveToBeacon' or not cfg.fused:
     sys.exit(f"This diagnostic reads fused jax:MoveToBeacon runs; {args.run_id!r} trained {cfg.env!r}.")
-ckpt = Path(args.checkpoint) if args.checkpoint else latest_checkpoint(run / 'checkpoints')
-if ckpt is None: sys.exit(f"Run {args.run_id!r} has no checkpoint yet.")
-if not ckpt.is_file(): sys.exit(f"No checkpoint file {str(ckpt)!r}; the run's are in {run / 'checkpoints'}.")
-env = make_jax_env(cfg.env)
-agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
-# the weights alone (runs written by older simulation versions still load)
-params = load_checkpoint_part(ckpt, FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds).init(0).agent.params,
-                              'state', 'agent', 'params')
-params = jax.tree.map(lambda x: x[0], params)
-frames = int(load_checkpoint_part(ckpt, np.int64(0), 'frames'))
+env, agent, params = trained.env, trained.agent, trained.params[0]
 res, names = env.options.screen_size, env.act_spec.names
 FN, SCREEN, QUEUED = (names.index(n) for n in ('function_id', 'screen', 'queued'))
 CLICKS = (12, 331, 333, 451)   # Attack_screen, Move_screen, Patrol_screen, Smart_screen

@@ -59,6 +59,7 @@ KIND = dict(
 )
 ARMED = KIND['damage'] > 0
 
+# %% ../../nbs/18_minigames.ipynb #c006ax
 class Units(struct.PyTreeNode):
     pos: jax.Array        # [U, 2] screen coordinates (world units)
     alive: jax.Array      # [U] bool
@@ -75,6 +76,7 @@ class Units(struct.PyTreeNode):
     cooldown: jax.Array   # [U] loops until the weapon fires again
     groups: jax.Array     # [U, 10] bool: control-group membership
 
+# %% ../../nbs/18_minigames.ipynb #c006bx
 def make_units(kind, pos, alive, queue: int = 16) -> Units:
     "A unit table from per-row kinds, positions and alive flags (full health, idle, unselected, `queue` order slots)."
     kind = jnp.asarray(kind, jnp.int32); n = kind.shape[0]
@@ -86,7 +88,10 @@ def make_units(kind, pos, alive, queue: int = 16) -> Units:
                  q_target=-jnp.ones((n, queue), jnp.int32),
                  cooldown=jnp.zeros(n, jnp.float32), groups=jnp.zeros((n, CONTROL_GROUPS), bool))
 
+# %% ../../nbs/18_minigames.ipynb #c006cx
 def _k(name, kind): return jnp.asarray(KIND[name])[kind]
+
+# %% ../../nbs/18_minigames.ipynb #c006dx
 def _radius(kind, radius=None):
     "Per-unit radii from a per-kind table (a game's own, `MiniGame.radius`; default KIND's)."
     return jnp.asarray(KIND['radius'] if radius is None else radius)[kind]
@@ -97,11 +102,13 @@ def _hostile(u: Units):
     fighter = u.alive & ((own == SELF) | (own == ENEMY))
     return fighter[:, None] & fighter[None, :] & (own[:, None] != own[None, :])
 
+# %% ../../nbs/18_minigames.ipynb #c008ax
 def _edge_distance(u: Units, radius=None):
     d = jnp.linalg.norm(u.pos[:, None, :] - u.pos[None, :, :] + 1e-9, axis=-1)
     r = _radius(u.kind, radius)
     return d - r[:, None] - r[None, :]
 
+# %% ../../nbs/18_minigames.ipynb #c008bx
 def _next_order(u: Units, done, order, goal, target):
     "Units where `done` take the first queued order (order, goal, target) and their queue moves up one slot."
     shift = lambda q, empty: jnp.concatenate([q[:, 1:], jnp.broadcast_to(empty, q[:, :1].shape).astype(q.dtype)], 1)
@@ -112,6 +119,7 @@ def _next_order(u: Units, done, order, goal, target):
                 q_goal=jnp.where(d2, shift(u.q_goal, u.q_goal[:, -1:]), u.q_goal),
                 q_target=jnp.where(d1, shift(u.q_target, -1), u.q_target))
 
+# %% ../../nbs/18_minigames.ipynb #c008cx
 def game_loop(u: Units, radius=None) -> Units:
     "Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default KIND's)."
     n = u.kind.shape[0]
@@ -181,11 +189,13 @@ def screen_point(index, res):
     ps = SCREEN_UNITS / res
     return jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]).astype(jnp.float32)
 
+# %% ../../nbs/18_minigames.ipynb #c014ax
 def minimap_point(index, res):
     "Flat minimap pixel index → the pixel centre in screen world units ([x, y]; mostly outside the screen)."
     ps = MAP_UNITS / res
     return (jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]) - CAMERA_ORIGIN).astype(jnp.float32)
 
+# %% ../../nbs/18_minigames.ipynb #c014bx
 def _under(u: Units, p, res, owner, radius=None):
     "Row of the alive unit of `owner` under point p (within its radius + half a pixel), nearest first; -1 if none."
     d = jnp.linalg.norm(u.pos - p + 1e-12, axis=-1)
@@ -193,6 +203,7 @@ def _under(u: Units, p, res, owner, radius=None):
     i = jnp.argmin(jnp.where(ok, d, jnp.inf))
     return jnp.where(ok.any(), i, -1)
 
+# %% ../../nbs/18_minigames.ipynb #c014cx
 def _select_point(u, act, p, res, radius=None):
     i = _under(u, p, res, SELF, radius)
     hit = (jnp.arange(u.kind.shape[0]) == i) & (i >= 0)
@@ -201,6 +212,7 @@ def _select_point(u, act, p, res, radius=None):
     sel = jnp.where(i >= 0, sel, u.selected)   # a click on empty ground keeps the selection, as in the game
     return u.replace(selected=sel & u.alive)
 
+# %% ../../nbs/18_minigames.ipynb #c014dx
 def _select_rect(u, add, p1, p2, radius=None):
     lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
     r = _radius(u.kind, radius)[:, None]
@@ -208,10 +220,12 @@ def _select_rect(u, add, p1, p2, radius=None):
     keep = ~inside.any() & (add == 0)
     return u.replace(selected=jnp.where(keep, u.selected, jnp.where(add == 1, u.selected | inside, inside)))
 
+# %% ../../nbs/18_minigames.ipynb #c014ex
 def _select_army(u, add):
     army = u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMED)[u.kind]
     return u.replace(selected=jnp.where(add == 1, u.selected | army, army))
 
+# %% ../../nbs/18_minigames.ipynb #c014fx
 def _control_group(u, act, group):
     "select_control_group: recall (an empty group keeps the selection), set, append, set_and_steal, append_and_steal."
     sel = u.selected & u.alive
@@ -224,6 +238,7 @@ def _control_group(u, act, group):
     selected = jnp.where((act == 0) & members.any(), members, u.selected)
     return u.replace(groups=groups, selected=selected)
 
+# %% ../../nbs/18_minigames.ipynb #c014gx
 def _command(u, queued, p, res, how, follows: bool = False, radius=None):
     """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
     'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
@@ -257,6 +272,7 @@ def _command(u, queued, p, res, how, follows: bool = False, radius=None):
         q_goal=jnp.where(slot[..., None], p, u.q_goal),
         q_target=jnp.where(now[:, None], -1, jnp.where(slot, target[:, None], u.q_target)))
 
+# %% ../../nbs/18_minigames.ipynb #c014hx
 def available(u: Units) -> jax.Array:
     "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED)."
     own = u.alive & (_k('owner', u.kind) == SELF)
@@ -575,12 +591,14 @@ def _pixel(pos, res):
     iy = jnp.clip(jnp.floor(pos[..., 1] / ps), 0, res - 1).astype(jnp.int32)
     return iy * res + ix
 
+# %% ../../nbs/18_minigames.ipynb #c030ax
 def _call(game: MiniGame, fn: int, **args):
     "A pysc2 function call as our action tuple (`fn` a pysc2 id, args by pysc2 argument name)."
     slot = game.function_ids.index(fn)
     return tuple(jnp.int32(slot) if n == 'function_id' else jnp.asarray(args.get(n, 0), jnp.int32)
                  for n in game.act_spec.names)
 
+# %% ../../nbs/18_minigames.ipynb #c030bx
 def scripted_policy(game: MiniGame):
     "A pure `policy(state, key) -> action` playing `game` well (see above)."
     res = game.options.screen_size
@@ -630,6 +648,7 @@ def scripted_policy(game: MiniGame):
     else: raise ValueError(f"No scripted policy for {type(game).__name__}.")
     return policy
 
+# %% ../../nbs/18_minigames.ipynb #c030cx
 def play(game: MiniGame, policy, key, n_episodes: int = 100):
     "Mean-able scores of `n_episodes` episodes of `policy(state, key)` (all episodes in parallel, one `jit`)."
     def episode(key):

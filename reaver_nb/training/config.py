@@ -146,6 +146,7 @@ class _Ref:
     def __init__(self, name: str, evaluate: bool): self.name, self.evaluate = name, evaluate
     def __repr__(self): return f"@{self.name}{'()' if self.evaluate else ''}"
 
+# %% ../../nbs/09_config.ipynb #c010gax
 def _own(selector: str, where: str):
     "The configurable `selector` names, when it is one of reaver_nb's own; else a ConfigError."
     try: c = gin.config._REGISTRY.get_match(selector)
@@ -156,6 +157,7 @@ def _own(selector: str, where: str):
                           "config may bind only those.")
     return c
 
+# %% ../../nbs/09_config.ipynb #c010gbx
 class _StrictDelegate(config_parser.ParserDelegate):
     def __init__(self, source): self.source = source
     def configurable_reference(self, scoped_name, evaluate):
@@ -165,6 +167,7 @@ class _StrictDelegate(config_parser.ParserDelegate):
     def macro(self, macro_name):
         raise ConfigError(f"{self.source}: macro %{macro_name}: a run's config holds plain values, not macros.")
 
+# %% ../../nbs/09_config.ipynb #c010gcx
 def _check_literal(v, where: str, depth: int = 0):
     if depth > 32: raise ConfigError(f"{where}: the value is nested too deeply.")
     if v is None or isinstance(v, (bool, int, str, _Ref)): return
@@ -180,12 +183,14 @@ def _check_literal(v, where: str, depth: int = 0):
     raise ConfigError(f"{where}: a {type(v).__name__} value; a run's config holds numbers, strings, booleans, None, "
                       "tuples, lists and dicts.")
 
+# %% ../../nbs/09_config.ipynb #c010gdx
 def _params(c) -> tuple[set, bool]:
     "The parameter names a configurable takes, and whether it takes any keyword."
     try: sig = inspect.signature(c.wrapped)
     except (TypeError, ValueError): return set(), True
     return set(sig.parameters), any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
 
+# %% ../../nbs/09_config.ipynb #c010gex
 def read_config(data: bytes, source: str = 'config.gin') -> str:
     """reaver_nb's strict reader of a run's gin config (`data`, its bytes): the bindings it holds, written anew as plain
     gin text, or a `ConfigError` naming the first line that is anything else."""
@@ -226,6 +231,7 @@ def read_config(data: bytes, source: str = 'config.gin') -> str:
         raise ConfigError(f"{source} does not parse as a gin config: {type(e).__name__}: {e}".replace('\n', ' ')) from None
     return '\n'.join(out) + '\n'
 
+# %% ../../nbs/09_config.ipynb #c010gfx
 def read_config_file(path) -> str:
     "`read_config` of the file at `path` (refused unread when larger than `MAX_CONFIG_BYTES`)."
     path = Path(path)

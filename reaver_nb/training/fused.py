@@ -55,6 +55,7 @@ def _written_out(f):
         return jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
     return g
 
+# %% ../../nbs/19_fused.ipynb #c006ax
 def _shard_map(f, mesh, in_specs, out_specs):
     "`jax.shard_map` (jax >= 0.6; `check_vma` from 0.7), or its earlier home in `jax.experimental`."
     if hasattr(jax, 'shard_map'):
@@ -63,12 +64,13 @@ def _shard_map(f, mesh, in_specs, out_specs):
     from jax.experimental.shard_map import shard_map
     return shard_map(f, mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
 
+# %% ../../nbs/19_fused.ipynb #c006bx
 class Carry(struct.PyTreeNode):
     agent: TrainState
     envs: VecState
     key: jax.Array
 
-
+# %% ../../nbs/19_fused.ipynb #c006cx
 class FusedTrainer:
     "Init, then run chunks of updates of one or `n_seeds` agents on a JAX env, all inside one `jit`."
     def __init__(self, env, agent: ActorCriticAgent, n_envs: int, n_seeds: int = 1, devices=None, loop: str = 'auto'):
@@ -185,6 +187,7 @@ class FusedTrainer:
             msum, ssum = (m, s) if msum is None else self._acc(msum, ssum, m, s)
         return carry, jax.tree.map(lambda x: x / n_updates, msum), ssum
 
+# %% ../../nbs/19_fused.ipynb #c006dx
 def _accumulate(msum, ssum, m, s):
     "Running sums of metrics, and of episode statistics (max and min for the extremes)."
     op = lambda k: jnp.maximum if k == 'ep_return_max' else jnp.minimum if k == 'ep_return_min' else jnp.add
@@ -267,6 +270,7 @@ def _next_test(u: int, first: int, W: int | None):
     lo = max(first - W, 0)
     return lo if u < lo else first if u < first else first + ((u - first) // W + 1) * W
 
+# %% ../../nbs/19_fused.ipynb #c021aax
 class HeadRestarter:
     """The fused loop's callback for `settings` (a `HeadRestart`): restarts its heads of each of `n_seeds` seeds once.
     `frames`, `resets` (per seed, the frame of its restart, -1: not yet) and `window` (the current test window's

@@ -24,8 +24,8 @@ from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
 __all__ = ['CACHE_ENV', 'Collector', 'HostLearner', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device',
-           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'agent_policy', 'play', 'test',
-           'record_video']
+           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'agent_policy', 'play', 'TrainedRun',
+           'load_run', 'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -63,6 +63,7 @@ class Collector:
                      self.trunc_values)
         return ro, obs, key, episodes
 
+# %% ../../nbs/10_train.ipynb #c005ax
 class HostLearner:
     """The run loop's learner for envs on the host (`VectorEnv`: worker processes or in-process): `Collector`
     rollouts and one `jit`-ed update each. Every random draw derives from `state.key` (which `update` advances), so a
@@ -193,6 +194,7 @@ def train(env: str | None = None, agent: str | None = None, n_envs: int | None =
                       check_results_dir(results_dir), list(gin_files), list(gin_params), verbose, list(callbacks), seeds,
                       dry_run)
 
+# %% ../../nbs/10_train.ipynb #c009ax
 def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initialize_from, results_dir, gin_files,
            gin_params, verbose, callbacks, n_seeds=None, dry_run=False):
     if run_id is None and resume: raise ValueError("--resume needs the --run-id of the run to continue.")
@@ -257,6 +259,7 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         return _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
                            callbacks, info)
 
+# %% ../../nbs/10_train.ipynb #c009bx
 @contextlib.contextmanager
 def _removed_on_failure(run_dir: Path, keep: bool):
     """A new run that fails before it logged or saved anything (a bad setting found while building the env or
@@ -269,6 +272,7 @@ def _removed_on_failure(run_dir: Path, keep: bool):
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
 
+# %% ../../nbs/10_train.ipynb #c009cx
 def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose, callbacks, info):
     "Any other env: a vector env of host processes (or in-process envs) and the host loop."
     venv = make_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
@@ -291,6 +295,7 @@ def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ini
                         verbose, callbacks, info)
     finally: venv.close()
 
+# %% ../../nbs/10_train.ipynb #c009dx
 def _open_run_dir(run_dir, run_id, force):
     """(Re)create the run directory and write the operative config, the record of every setting of the run; and add a
     line to `environment.jsonl`, the record of what ran it (each start and resume: packages, machine, devices)."""
@@ -303,6 +308,7 @@ def _open_run_dir(run_dir, run_id, force):
 
 _PACKAGES = ('reaver_nb', 'jax', 'jaxlib', 'flax', 'optax', 'numpy', 'gymnasium', 'gin-config', 'pysc2', 'gymnax')
 
+# %% ../../nbs/10_train.ipynb #c009ex
 def machine_record() -> dict:
     """What a run ran on. Same seed, same config.gin and another jax or CPU can give another run: XLA's floating-point
     results differ between versions and instruction sets, and the run's trajectory diverges from there: `cpu_model`
@@ -322,6 +328,7 @@ def machine_record() -> dict:
                 devices=[f'{d.platform}:{d.device_kind}' for d in jax.devices()],
                 packages={n: v for n in _PACKAGES if (v := version(n))})
 
+# %% ../../nbs/10_train.ipynb #c009fx
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info, restart=None):
     """A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused), with `restart` (a
     `HeadRestart`) as the first callback when given."""
@@ -396,6 +403,52 @@ def play(venv: VectorEnv, policy, episodes: int, seed: int | None = None, obs=No
         obs, t = s.obs, t + 1
     return [r for rs in returns for r in rs], [l for ls in lengths for l in ls]
 
+# %% ../../nbs/10_train.ipynb #c011t
+from dataclasses import dataclass, field
+
+@dataclass
+class TrainedRun:
+    "A run's trained agent, as `load_run` reads it; `params[k]` are seed k's weights."
+    run_dir: Path
+    cfg: RunSettings
+    agent: ActorCriticAgent
+    params: list
+    checkpoint: Path
+    frames: int
+    env: object = None      # the JAX-native env of a fused run (None for a host run)
+    @property
+    def fused(self) -> bool: return self.env is not None
+
+def load_run(run: str | Path, results_dir: str | Path = 'results', checkpoint: str | Path | None = None,
+             specs: tuple | None = None) -> TrainedRun:
+    """The run `run` (a run id under `results_dir`, or a run directory), its settings, agent and every seed's weights
+    from its newest checkpoint (or `checkpoint`). Parses the run's config into gin (clearing other bindings)."""
+    run_dir = Path(run) if isinstance(run, Path) or '/' in str(run) else Path(results_dir) / check_run_id(run)
+    if not (run_dir / 'config.gin').exists():
+        raise FileNotFoundError(f"No run {str(run)!r} in {results_dir} (no config.gin). Train it first, or check "
+                                "--run-id / --results-dir.")
+    ckpt = Path(checkpoint) if checkpoint else latest_checkpoint(run_dir / 'checkpoints')
+    if ckpt is None: raise FileNotFoundError(f"Run {run_dir.name!r} has no checkpoint yet in {run_dir / 'checkpoints'}.")
+    parse_config(run_config=run_dir / 'config.gin')
+    cfg = RunSettings()
+    raw = read_checkpoint(ckpt)
+    frames = int(load_checkpoint_part(raw, np.int64(0), 'frames'))
+    if env_family(cfg.env) == 'jax' and cfg.fused:
+        from reaver_nb.training.fused import FusedTrainer
+        env = make_jax_env(cfg.env)
+        agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
+        target = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds).init(0).agent.params
+        stacked = load_checkpoint_part(raw, target, 'state', 'agent', 'params')
+        params = [jax.tree.map(lambda x: x[k], stacked) for k in range(cfg.n_seeds)]
+        return TrainedRun(run_dir, cfg, agent, params, ckpt, frames, env)
+    if specs is None:
+        one = env_factory(cfg.env)()
+        try: specs = (one.obs_spec, one.act_spec)
+        finally: one.close()
+    agent = ActorCriticAgent(*specs, AGENTS[cfg.agent](), cfg.n_envs, 1)
+    params = load_checkpoint_part(raw, agent.init(jax.random.PRNGKey(0)).params, 'state', 'params')
+    return TrainedRun(run_dir, cfg, agent, [params], ckpt, frames)
+
 # %% ../../nbs/10_train.ipynb #c013
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
          results_dir: str | Path = 'results', n_envs: int | None = None, seed: int = 12345,
@@ -406,39 +459,34 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
             raise ValueError(f"{flag} {v!r} is out of range: give a whole number from {lo:,} to {hi:,}.")
     compilation_cache()
-    if not (run_dir / 'config.gin').exists():
-        raise FileNotFoundError(f"No run {run_id!r} in {results_dir} (no config.gin). Train it first, or check "
-                                "--run-id / --results-dir.")
-    ckpt = latest_checkpoint(run_dir / 'checkpoints')
-    if ckpt is None: raise FileNotFoundError(f"Run {run_id!r} has no checkpoint yet in {run_dir / 'checkpoints'}.")
     with on_device(device):
+        if not (run_dir / 'config.gin').exists():
+            raise FileNotFoundError(f"No run {run_id!r} in {results_dir} (no config.gin). Train it first, or check "
+                                    "--run-id / --results-dir.")
         parse_config(run_config=run_dir / 'config.gin')
         cfg = RunSettings()
         if env_family(cfg.env) == 'jax' and cfg.fused:
-            ev, agent, params = _test_fused(cfg, run_id, ckpt, episodes, greedy, seed)
-            if render: ev['video'] = str(record_video(cfg.env, agent, params, run_dir, greedy, seed))
-            atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
-            if verbose: _print_eval(ev)
-            return ev
-        n = min(n_envs or cfg.n_envs, episodes)
-        venv = make_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
-        try:
-            agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
-            payload = load_checkpoint(ckpt, checkpoint_payload(agent.init(jax.random.PRNGKey(0))))
-            params = payload['state'].params
-            rets, lens = play(venv, agent_policy(agent, params, jax.random.PRNGKey(seed), greedy), episodes, seed=seed)
-        finally: venv.close()
-        rets = np.array(rets)
-        ev = dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=int(payload['frames']),
-                  episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
-                  min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(),
-                  lengths=lens, train_seeds=[cfg.seed],
-                  date=time.strftime('%Y-%m-%d %H:%M:%S'))
-        if render: ev['video'] = str(record_video(cfg.env, agent, params, run_dir, greedy, seed))
+            run = load_run(run_dir)
+            ev = _test_fused(run, run_id, episodes, greedy, seed)
+        else:
+            n = min(n_envs or cfg.n_envs, episodes)
+            venv = make_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
+            try:
+                run = load_run(run_dir, specs=(venv.obs_spec, venv.act_spec))
+                policy = agent_policy(run.agent, run.params[0], jax.random.PRNGKey(seed), greedy)
+                rets, lens = play(venv, policy, episodes, seed=seed)
+            finally: venv.close()
+            rets = np.array(rets)
+            ev = dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=run.checkpoint.name, frames=run.frames,
+                      episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
+                      min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(), lengths=lens,
+                      train_seeds=[cfg.seed], date=time.strftime('%Y-%m-%d %H:%M:%S'))
+        if render: ev['video'] = str(record_video(cfg.env, run.agent, run.params[0], run_dir, greedy, seed))
     atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
     if verbose: _print_eval(ev)
     return ev
 
+# %% ../../nbs/10_train.ipynb #c013ax
 def _print_eval(ev):
     seeds = ev.get('per_seed_mean') or []
     print(f"{ev['run_id']}: {ev['episodes']} episodes of {ev['env']} at {ev['frames']:,} frames: return "
@@ -446,28 +494,21 @@ def _print_eval(ev):
           + (f"; per seed {', '.join(f'{m:.2f}' for m in seeds)}" if len(seeds) > 1 else '')
           + (f"; video {ev['video']}" if ev.get('video') else ''), flush=True)
 
-def _test_fused(cfg, run_id, ckpt, episodes, greedy, seed):
-    "Evaluate every seed of a fused run (`episodes` each, in parallel on the device); also the agent and seed 0's params."
-    from reaver_nb.training.fused import FusedTrainer, evaluate
-    env = make_jax_env(cfg.env)
-    agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
-    trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
-    # the weights and the frame count alone, so runs written by older simulation versions still test
-    raw = read_checkpoint(ckpt)
-    all_params = load_checkpoint_part(raw, trainer.init(0).agent.params, 'state', 'agent', 'params')
-    frames = int(load_checkpoint_part(raw, np.int64(0), 'frames'))
-    per_seed = []
-    for k in range(cfg.n_seeds):
-        params = jax.tree.map(lambda x: x[k], all_params)
-        per_seed.append(np.asarray(evaluate(env, agent, params, jax.random.PRNGKey(seed + k), episodes, greedy)))
+# %% ../../nbs/10_train.ipynb #c013bx
+def _test_fused(run: TrainedRun, run_id, episodes, greedy, seed) -> dict:
+    "Evaluate every seed of a fused run, `episodes` each, in parallel on the device."
+    from reaver_nb.training.fused import evaluate
+    cfg = run.cfg
+    per_seed = [np.asarray(evaluate(run.env, run.agent, p, jax.random.PRNGKey(seed + k), episodes, greedy))
+                for k, p in enumerate(run.params)]
     rets = np.concatenate(per_seed)
-    return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=ckpt.name, frames=frames,
+    return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=run.checkpoint.name, frames=run.frames,
                 episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
                 min=float(rets.min()), max=float(rets.max()), returns=rets.tolist(), seeds=cfg.n_seeds,
                 per_seed_mean=[float(r.mean()) for r in per_seed], train_seeds=[cfg.seed + k for k in range(cfg.n_seeds)],
-                date=time.strftime('%Y-%m-%d %H:%M:%S')), \
-           agent, jax.tree.map(lambda x: x[0], all_params)
+                date=time.strftime('%Y-%m-%d %H:%M:%S'))
 
+# %% ../../nbs/10_train.ipynb #c013cx
 def record_video(env_id, agent, params, run_dir, greedy=False, seed=0, max_frames=400, every=2) -> Path:
     "Play one episode with rendering and save every `every`-th frame (up to `max_frames`) as a GIF."
     import imageio.v3 as iio
