@@ -20,7 +20,8 @@ from ..models.nets import make_model, update_obs_stats
 from .returns import next_values, gae, nstep_returns
 
 # %% auto #0
-__all__ = ['AGENT_LIMITS', 'AGENTS', 'A2C', 'PPO', 'Rollout', 'TrainState', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
+__all__ = ['AGENT_LIMITS', 'AGENTS', 'A2C', 'PPO', 'Rollout', 'TrainState', 'policy_gradient_loss', 'clipped_surrogate_loss',
+           'value_loss', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
 
 # %% ../../nbs/06_agents.ipynb #c007
 # each number's range (a learning rate of 0 learns nothing; a discount above 1 diverges)
@@ -86,6 +87,25 @@ class TrainState(struct.PyTreeNode):
     update: Any           # number of updates done
     ret_acc: Any          # [N] running discounted return per env (return normalisation)
     ret_stats: Any        # (count, mean, M2) of those returns
+
+# %% ../../nbs/06_agents.ipynb #c009m
+def policy_gradient_loss(logp, adv):
+    "A2C's policy loss: -E[log π(a|s) A(s, a)], the advantage a constant weight."
+    return -(logp * adv).mean()
+
+# %% ../../nbs/06_agents.ipynb #c009o
+def clipped_surrogate_loss(logp, old_logp, adv, clip: float):
+    "PPO's policy loss: -E[min(r A, clip(r, 1 - clip, 1 + clip) A)], r = π(a|s) / π_old(a|s)."
+    ratio = jnp.exp(logp - old_logp)
+    return -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - clip, 1 + clip) * adv).mean()
+
+# %% ../../nbs/06_agents.ipynb #c009q
+def value_loss(v, ret, old_v=None, clip: float = 0.):
+    """Half the mean squared error of the value `v` against its targets `ret`; with `clip` > 0, per sample the larger
+    of that and the error of the value kept within `clip` of `old_v` (PPO's value clipping)."""
+    err = (v - ret) ** 2
+    if clip > 0: err = jnp.maximum(err, (old_v + jnp.clip(v - old_v, -clip, clip) - ret) ** 2)
+    return 0.5 * err.mean()
 
 # %% ../../nbs/06_agents.ipynb #c011
 def make_optimizer(hp: A2C, total_updates: int | None, n_minibatches: int) -> optax.GradientTransformation:
@@ -201,15 +221,8 @@ class ActorCriticAgent:
         log_ratio = logp - b['logp']
         ratio = jnp.exp(log_ratio)
         clip = getattr(hp, 'clip_ratio', 0.)
-        if clip > 0:
-            pl = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - clip, 1 + clip) * adv).mean()
-        else: pl = -(logp * adv).mean()
-        vclip = getattr(hp, 'clip_value', 0.)
-        vl = (v - ret) ** 2
-        if vclip > 0:
-            v_c = b['values'] + jnp.clip(v - b['values'], -vclip, vclip)
-            vl = jnp.maximum(vl, (v_c - ret) ** 2)
-        vl = 0.5 * vl.mean()
+        pl = clipped_surrogate_loss(logp, b['logp'], adv, clip) if clip > 0 else policy_gradient_loss(logp, adv)
+        vl = value_loss(v, ret, b['values'], getattr(hp, 'clip_value', 0.))
         loss = pl + hp.value_coef * vl - bonus
         aux = dict(policy_loss=pl, value_loss=vl, entropy=entropy, approx_kl=((ratio - 1) - log_ratio).mean(),
                    clip_frac=(jnp.abs(ratio - 1) > clip).mean() if clip > 0 else jnp.zeros(()))
