@@ -7,6 +7,11 @@ each is a plausible reading of what the real game does where the map files are s
   `unit_selection_point` / `unit_selection_rect` do the same is not measured).
 - `beacon_select`: a `select_point` click on the beacon selects the beacon (a neutral unit, as clicking a mineral
   field selects it in the game), so the marine is no longer selected and cannot be ordered until reselected.
+- `stop_hold`: `Stop_quick` (453) and `HoldPosition_quick` (274), which the game offers a selected marine (pysc2
+  lists 16 available functions once the marine is selected: SC2-RL's Part2 notebook) and which Reaver's 2018
+  function set holds (`SC2Env.action_ids` at ef2fb8a), stop the selected units now: orders and queue cleared (on
+  MoveToBeacon, with no enemy, holding is stopping). Queued (`queued = 1`) they do nothing here. Only matters with a
+  function set that holds them (oracle.py `--functions 2018`).
 - `beacon_hp`: the beacon has hit points, so `unit_hit_points_ratio` draws it at 255 like a unit at full health (the
   simulation draws 0: no vitals); a real render of that layer would settle it.
 
@@ -15,7 +20,8 @@ each is a plausible reading of what the real game does where the map files are s
 import jax.numpy as jnp
 import reaver_nb.envs.minigames as mg
 
-CANDIDATES = ('deselect', 'beacon_select', 'beacon_hp')
+CANDIDATES = ('deselect', 'beacon_select', 'beacon_hp', 'stop_hold')
+STOP_HOLD = (274, 453)   # HoldPosition_quick, Stop_quick
 
 def _select_point_factory(deselect: bool, beacon_select: bool):
     base = mg._select_point
@@ -50,7 +56,30 @@ def apply(names):
         mg._select_point = _select_point_factory('deselect' in names, 'beacon_select' in names)
     if 'deselect' in names: mg._select_rect = _select_rect_factory()
     if 'beacon_hp' in names: mg.KIND['max_hp'][mg.BEACON] = 1.0   # full health: drawn at 255
+    if 'stop_hold' in names: _stop_hold()
     return sorted(names)
+
+def _stop_hold():
+    "Patch MiniGame.apply_action and observe: Stop_quick / HoldPosition_quick offered to, and obeyed by, a selection."
+    act0, obs0 = mg.MiniGame.apply_action, mg.MiniGame.observe
+    def selected(u): return (u.selected & u.alive & (mg._k('owner', u.kind) == mg.SELF)).any()
+    def apply_action(self, u, action):
+        fn = jnp.asarray(self.function_ids)[action[0]]
+        q = action[self._arg['queued']] if 'queued' in self._arg else jnp.int32(0)
+        stop = jnp.isin(fn, jnp.asarray(STOP_HOLD)) & selected(u) & (q == 0)
+        out = act0(self, u, action)   # an id the simulation does not implement is a no_op there
+        c = stop & out.selected & out.alive
+        return out.replace(order=jnp.where(c, mg.IDLE, out.order), goal=jnp.where(c[:, None], out.pos, out.goal),
+                           target=jnp.where(c, -1, out.target), home=jnp.where(c[:, None], out.pos, out.home),
+                           q_order=jnp.where(c[:, None], mg.IDLE, out.q_order),
+                           q_target=jnp.where(c[:, None], -1, out.q_target))
+    def observe(self, s):
+        obs = list(obs0(self, s))
+        i = self.obs_spec.names.index('available_actions')
+        extra = jnp.isin(jnp.asarray(self.function_ids), jnp.asarray(STOP_HOLD)) & selected(s.units)
+        obs[i] = (obs[i].astype(bool) | extra).astype(obs[i].dtype)
+        return tuple(obs)
+    mg.MiniGame.apply_action, mg.MiniGame.observe = apply_action, observe
 
 # -- the feature layers Reaver's agent of 2018-11-19 observed (its SC2Env defaults), which the simulation does not draw
 # screen: player_id, player_relative, selected, unit_hit_points, unit_hit_points_ratio, unit_density, unit_density_aa;

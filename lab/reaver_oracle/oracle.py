@@ -16,7 +16,10 @@ ap.add_argument('--frames', type=int, default=600_000)
 ap.add_argument('--n-envs', type=int, default=32)
 ap.add_argument('--beacon-r', type=float, default=None)
 ap.add_argument('--reach', type=float, default=None)
-ap.add_argument('--functions', default='game')
+ap.add_argument('--functions', default='game', choices=['game', 'core', '2018'],
+                help="the simulation's MiniGameSettings.functions; 2018: also Reaver's function set of 2018-11-19 "
+                     "(SC2Env.action_ids at ef2fb8a, 20 ids with Stop_quick and HoldPosition_quick) for both sides, "
+                     "simulated with the game's set (pair with --candidates stop_hold)")
 ap.add_argument('--queue', type=int, default=16)
 ap.add_argument('--follows', action='store_true',
                 help="MiniGameSettings.move_follows: a Move_screen/Smart_screen click on the beacon follows it (after it "
@@ -48,7 +51,8 @@ import reaver as rvr
 import reaver_nb.envs.minigames as mg
 import candidates
 patched = candidates.apply([c for c in a.candidates.split(',') if c])
-sim_kw = dict(functions=a.functions, order_queue=a.queue, move_follows=a.follows)
+FUNCTIONS_2018 = (0, 1, 2, 3, 4, 6, 7, 12, 13, 140, 168, 261, 274, 331, 332, 333, 334, 451, 452, 453)
+sim_kw = dict(functions='game' if a.functions == '2018' else a.functions, order_queue=a.queue, move_follows=a.follows)
 if a.beacon_r is not None:
     if 'beacon_radius' in {f.name for f in dataclasses.fields(mg.MiniGameOptions)}: sim_kw['beacon_radius'] = a.beacon_r
     else: mg.KIND['radius'][mg.BEACON] = a.beacon_r
@@ -96,10 +100,10 @@ MINIMAP = ('player_relative', 'selected', 'visibility_map', 'camera')
 if a.layers == '2018':
     SCREEN, MINIMAP = candidates.SCREEN_2018, candidates.MINIMAP_2018
     candidates.layers_2018()
-g = mg.MoveToBeacon(screen_features=SCREEN, minimap_features=MINIMAP,
-                    sim=mg.MiniGameOptions(**sim_kw))
+fn_kw = dict(functions=FUNCTIONS_2018) if a.functions == '2018' else {}
+g = mg.MoveToBeacon(screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
 beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
-ref = rvr.envs.SC2Env('MoveToBeacon', spatial_dim=16, step_mul=8, obs_features=dict(
+ref = rvr.envs.SC2Env('MoveToBeacon', spatial_dim=16, step_mul=8, **({'action_ids': list(FUNCTIONS_2018)} if a.functions == '2018' else {}), obs_features=dict(
     screen=list(SCREEN), minimap=list(MINIMAP), **{'non-spatial': ['available_actions', 'player']}))
 obs_spec, act_spec = ref.obs_spec(), ref.act_spec()
 assert list(g.function_ids) == list(ref.act_wrapper.func_ids), (g.function_ids, ref.act_wrapper.func_ids)

@@ -389,16 +389,27 @@ class MiniGame:
 
     # -- map specific ----------------------------------------------------------------------------------------------
     def new_units(self, key) -> Units: raise NotImplementedError
-    def rules(self, u: Units, key, extra):
-        "After each game loop: returns (units, reward, ended, extra)."
+    def rules(self, u: Units, draws, extra):
+        "After each game loop: returns (units, reward, ended, extra); `draws` is this agent step's `draw(key)`."
         raise NotImplementedError
+    def draw(self, key):
+        "The random numbers `rules` may use in one agent step, drawn once before its game loops (default: a key)."
+        return key
 
     def sample_points(self, key, n, away_from, min_dist, area=None, hole=None):
         """n uniform points in the rectangle `area` ((x0, y0), (x1, y1); default the playable area), outside the disc
         `hole` ((cx, cy), r) if given, at least `min_dist` from every row of `away_from`: the game's `RegionRandomPoint`
         retried while too close, as the maps' scripts do (64 tries; the farthest allowed point if none is far enough)."""
+        return self.pick_points(self.candidate_points(key, n, area), away_from, min_dist, hole)
+
+    def candidate_points(self, key, n, area=None):
+        "The 64 uniform tries of `sample_points` for each of n points: [n, 64, 2]."
         (x0, y0), (x1, y1) = area or self.playable
-        cand = jax.random.uniform(key, (n, 64, 2), minval=jnp.array([x0, y0]), maxval=jnp.array([x1, y1]))
+        return jax.random.uniform(key, (n, 64, 2), minval=jnp.array([x0, y0]), maxval=jnp.array([x1, y1]))
+
+    def pick_points(self, cand, away_from, min_dist, hole=None):
+        "`sample_points` from given tries `cand` [n, 64, 2]: each point's first good try."
+        n = cand.shape[0]
         d = jnp.linalg.norm(cand[:, :, None, :] - away_from[None, None] + 1e-12, axis=-1).min(-1)
         allowed = jnp.ones(cand.shape[:2], bool) if hole is None else \
             jnp.linalg.norm(cand - jnp.asarray(hole[0]) + 1e-12, axis=-1) >= hole[1]
@@ -462,13 +473,14 @@ class MiniGame:
     def step(self, key, s: GameState, action):
         "One agent step: the action, then `step_mul` game loops. Returns (obs, state, reward, terminated, truncated)."
         u = self.apply_action(s.units, action)
-        def loop(carry, k):
+        draws = self.draw(key)
+        def loop(carry, _):
             u, reward, ended, extra = carry
             u = game_loop(u, self.radius)
-            u, r, end, extra = self.rules(u, k, extra)
+            u, r, end, extra = self.rules(u, draws, extra)
             return (u, reward + r, ended | end, extra), None
         (u, reward, ended, extra), _ = jax.lax.scan(
-            loop, (u, jnp.zeros(()), jnp.zeros((), bool), s.extra), jax.random.split(key, self.options.step_mul))
+            loop, (u, jnp.zeros(()), jnp.zeros((), bool), s.extra), None, length=self.options.step_mul)
         s = GameState(u, s.step + 1, s.score + reward, extra)
         done = ended | (s.step >= self.max_steps)
         return self.observe(s), s, reward, done, jnp.zeros((), bool)
@@ -490,10 +502,12 @@ class MoveToBeacon(MiniGame):
         return make_units([MARINE, BEACON], jnp.concatenate([marine, self._beacon(k2, marine)]), [True, True],
                           self.sim_options.order_queue)
 
-    def rules(self, u, key, extra):
+    def draw(self, key): return self.candidate_points(key, 1, self.beacon_area)   # where the beacon may respawn
+
+    def rules(self, u, draws, extra):
         reach = self.reach + (float(self.radius[MARINE]) if self.sim_options.reach_footprint else 0.)
         hit = jnp.linalg.norm(u.pos[0] - u.pos[1] + 1e-12) <= reach
-        new = self._beacon(key, u.pos[:1])[0]
+        new = self.pick_points(draws, u.pos[:1], 5., self.beacon_hole)[0]
         return u.replace(pos=u.pos.at[1].set(jnp.where(hit, new, u.pos[1]))), hit.astype(jnp.float32), False, extra
 
 # %% ../../nbs/18_minigames.ipynb #c026
@@ -510,13 +524,15 @@ class CollectMineralShards(MiniGame):
         return make_units([MARINE] * 2 + [SHARD] * N_SHARDS, jnp.concatenate([marines, shards]), [True] * (2 + N_SHARDS),
                           self.sim_options.order_queue)
 
-    def rules(self, u, key, extra):
+    def draw(self, key): return self.candidate_points(key, N_SHARDS, self.shard_area)   # where shards may respawn
+
+    def rules(self, u, draws, extra):
         reach = float(self.radius[MARINE] + self.radius[SHARD])
         d = jnp.linalg.norm(u.pos[2:, None, :] - u.pos[None, :2, :] + 1e-12, axis=-1)   # [shards, marines]
         taken = u.alive[2:] & (d <= reach).any(1)
         alive = u.alive.at[2:].set(u.alive[2:] & ~taken)
         respawn = ~alive[2:].any()
-        new = self.sample_points(key, N_SHARDS, u.pos[:2], 2., self.shard_area)
+        new = self.pick_points(draws, u.pos[:2], 2.)
         pos = u.pos.at[2:].set(jnp.where(respawn, new, u.pos[2:]))
         alive = alive.at[2:].set(alive[2:] | respawn)
         return u.replace(pos=pos, alive=alive), taken.sum().astype(jnp.float32), False, extra
