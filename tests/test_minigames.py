@@ -274,3 +274,46 @@ def test_the_beacon_is_drawn_as_real_feature_layers_draw_it():
         u = make_units([MARINE, BEACON], [[3., 9.], [12., 9.]], [True, True]).replace(selected=jnp.array([True, False]))
         _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), state_of(u), call(g, 331, screen=mg._pixel(jnp.array([14.2, 9.]), 16)))
         assert int(s.units.order[0]) == order, radius
+
+def test_defeat_zerglings_and_banelings_rules():
+    "Issue 30: the DefeatRoaches script with the map's numbers: 6 zerglings + 4 banelings, +5 a death, 4 fresh marines."
+    g = mg.DefeatZerglingsAndBanelings()
+    _, s = g.reset(jax.random.PRNGKey(0))
+    u = s.units
+    e = slice(MAX_MARINES, None)
+    assert int(u.alive[:MAX_MARINES].sum()) == 9 and bool(u.selected[:9].all())
+    assert list(np.asarray(u.kind[e])) == [mg.ZERGLING] * 6 + [mg.BANELING] * 4 and bool(u.alive[e].all())
+    assert np.ptp(np.asarray(u.pos[e]), 0).max() == 0                      # created on one point ...
+    _, s1, _, _, _ = step(g)(jax.random.PRNGKey(1), s, call(g, 0))
+    p = np.asarray(s1.units.pos[e])
+    d = np.linalg.norm(p[:, None] - p[None], axis=-1)[~np.eye(10, dtype=bool)]
+    assert d.min() > 0.3                                                   # ... and fanned out by the separation
+    # a baneling next to three marines of the column blows up: +5 for its death, 35 damage to each marine in 2.2
+    b = MAX_MARINES + 6
+    u1 = u.replace(pos=u.pos.at[b].set(u.pos[0] + jnp.array([0.76, 0.])), order=u.order.at[b].set(mg.ATTACK_UNIT),
+                   target=u.target.at[b].set(0))
+    _, s2, r, term, _ = step(g)(jax.random.PRNGKey(2), state_of(u1), call(g, 0))
+    assert not bool(s2.units.alive[b]) and float(r) >= 5.0 and not bool(term)
+    hit = np.asarray(s2.units.hp[:9]) <= 45 - 35 + 1e-3
+    assert hit.sum() >= 3                                                  # the column: offsets 0, +-1, +-2 ...
+    # the last enemy dies: a new wave of 6 + 4 and four fresh marines
+    alive = u.alive.at[MAX_MARINES + 1:].set(False).at[5:9].set(False)
+    u3 = u.replace(alive=alive, hp=jnp.where(alive, u.hp, -1e9).at[MAX_MARINES].set(0.5),
+                   order=u.order.at[:5].set(mg.ATTACK_UNIT), target=u.target.at[:5].set(MAX_MARINES),
+                   pos=u.pos.at[:5].set(u.pos[MAX_MARINES] - jnp.array([3., 0.])))
+    _, s3, r, term, _ = step(g)(jax.random.PRNGKey(3), state_of(u3), call(g, 0))
+    assert int(s3.units.alive[e].sum()) == 10 and int(s3.units.alive[:MAX_MARINES].sum()) == 5 + 4
+    assert int(s3.extra) == 1 and float(r) >= 5.0 - 5 and not bool(term)
+
+def test_collisions_option():
+    "Issue 30: units push apart by default (MiniGameSettings.collisions); False restores the overlap; bad values named."
+    u = make_units([MARINE] * 2, [[10., 8.]] * 2, [True] * 2)
+    assert float(jnp.linalg.norm(mg.game_loop(u).pos[0] - mg.game_loop(u).pos[1])) > 0.3
+    assert np.allclose(mg.game_loop(u, collide=False).pos, u.pos)
+    assert mg.MiniGameOptions().collisions is True
+    for bad in ('yes', 1):
+        with pytest.raises(ValueError, match="MiniGameSettings.collisions"):
+            MoveToBeacon(sim=mg.MiniGameOptions(collisions=bad))
+    # the beacon is not solid: a marine on it is not pushed
+    u = make_units([MARINE, BEACON], [[10., 8.], [10., 8.]], [True, True])
+    assert np.allclose(mg.game_loop(u).pos, u.pos)

@@ -1,4 +1,4 @@
-"""MoveToBeacon, CollectMineralShards and DefeatRoaches as pure JAX environments with pysc2's observation layers,
+"""MoveToBeacon, CollectMineralShards, DefeatRoaches and DefeatZerglingsAndBanelings as pure JAX environments with pysc2's observation layers,
 function ids and Specs: `reset(key)` and `step(key, state, action)` are pure, jittable and `vmap`-able, so a whole
 training run can fuse into one XLA program."""
 
@@ -19,12 +19,12 @@ from .sc2 import SC2Options, SC2Settings, function_ids, sc2_obs_spec, sc2_act_sp
 
 # %% auto #0
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
-           'SHARD', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT', 'PATROL', 'FOLLOW',
-           'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND', 'ARMED', 'CORE',
-           'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES', 'MINIGAMES', 'Units',
-           'make_units', 'game_loop', 'screen_point', 'minimap_point', 'available', 'GameState', 'MiniGameOptions',
-           'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches', 'scripted_policy', 'play',
-           'random_policy']
+           'SHARD', 'ZERGLING', 'BANELING', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT',
+           'PATROL', 'FOLLOW', 'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND',
+           'ARMED', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
+           'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'minimap_point', 'available', 'GameState',
+           'MiniGameOptions', 'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches',
+           'DefeatZerglingsAndBanelings', 'scripted_policy', 'play', 'random_policy']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -35,7 +35,7 @@ CAMERA_ORIGIN = np.array([21., 27.], np.float32)   # the screen's top-left corne
                                  # coordinates below (x, row) are relative to it
 EPISODE_LOOPS = 1920             # 120 s at 16 loops per game second
 
-MARINE, ROACH, BEACON, SHARD = 0, 1, 2, 3
+MARINE, ROACH, BEACON, SHARD, ZERGLING, BANELING = 0, 1, 2, 3, 4, 5
 SELF, NEUTRAL, ENEMY = 1, 3, 4   # pysc2 player_relative values
 IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT, PATROL, FOLLOW = 0, 1, 2, 3, 4, 5
 CONTROL_GROUPS = 10              # pysc2's control_group_id 0–9
@@ -46,17 +46,24 @@ BEACON_RADIUS = 1.875            # the beacon as real feature layers draw it (10
                                  # calibration table); each game reads its own table, `MiniGameSettings.beacon_radius`
 
 def _per_loop(per_second): return per_second / LOOPS_PER_SECOND
-#                    marine           roach            beacon  shard
+#                    marine           roach            beacon  shard    zergling         baneling
 KIND = dict(
-    owner=np.array([SELF,            ENEMY,           NEUTRAL, NEUTRAL], np.int32),
-    radius=np.array([0.375,          1.0,             BEACON_RADIUS, 0.75], np.float32),
-    speed=np.array([_per_loop(3.15), _per_loop(3.15), 0.,      0.], np.float32),
-    max_hp=np.array([45.,            145.,            0.,      0.], np.float32),
-    damage=np.array([6.,             16.,             0.,      0.], np.float32),
-    armour=np.array([0.,             1.,              0.,      0.], np.float32),
-    range=np.array([5.,              4.,              0.,      0.], np.float32),
-    cooldown=np.array([0.61 * LOOPS_PER_SECOND, 1.43 * LOOPS_PER_SECOND, 0., 0.], np.float32),
-)
+    owner=np.array([SELF,            ENEMY,           NEUTRAL, NEUTRAL, ENEMY,           ENEMY], np.int32),
+    radius=np.array([0.375,          1.0,             BEACON_RADIUS, 0.75, 0.375,      0.375], np.float32),
+    speed=np.array([_per_loop(3.15), _per_loop(3.15), 0.,      0.,      _per_loop(4.13), _per_loop(3.5)], np.float32),
+    max_hp=np.array([45.,            145.,            0.,      0.,      35.,             30.], np.float32),
+    damage=np.array([6.,             16.,             0.,      0.,      5.,              16.], np.float32),
+    bonus_light=np.array([0.,        0.,              0.,      0.,      0.,              19.], np.float32),
+    light=np.array([True,            False,           False,   False,   True,            False]),
+    armour=np.array([0.,             1.,              0.,      0.,      0.,              0.], np.float32),
+    range=np.array([5.,              4.,              0.,      0.,      0.1,             0.25], np.float32),
+    cooldown=np.array([0.61 * LOOPS_PER_SECOND, 1.43 * LOOPS_PER_SECOND, 0., 0., 0.497 * LOOPS_PER_SECOND, 1.],
+                      np.float32),
+    splash=np.array([0.,             0.,              0.,      0.,      0.,              2.2], np.float32),
+    suicide=np.array([False,         False,           False,   False,   False,           True]),
+)                                # zergling, baneling: Liquipedia's LotV unit pages (patch 4.x, no upgrades); a
+                                 # baneling's attack is its death: 16 (+19 against light units: marines,
+                                 # zerglings) to every enemy within 2.2 of it; its own side takes none
 ARMED = KIND['damage'] > 0
 
 # %% ../../nbs/18_minigames.ipynb #c006ax
@@ -119,9 +126,32 @@ def _next_order(u: Units, done, order, goal, target):
                 q_goal=jnp.where(d2, shift(u.q_goal, u.q_goal[:, -1:]), u.q_goal),
                 q_target=jnp.where(d1, shift(u.q_target, -1), u.q_target))
 
+# %% ../../nbs/18_minigames.ipynb #c008bxs
+GOLDEN = 2.39996323   # radians: spreads the push directions of units standing exactly on one another
+
+def _separate(pos, u: Units, radius=None):
+    """Units (ours and enemies; not the beacon or shards) that overlap push each other apart by half the overlap per
+    game loop, along the line between their centres: the game's separation, softened. Units on the same point part
+    in directions spread by the golden angle, so a stack of units spawned on one point (DefeatZerglingsAndBanelings)
+    fans out in a few loops."""
+    n = u.kind.shape[0]
+    own = _k('owner', u.kind)
+    solid = u.alive & ((own == SELF) | (own == ENEMY))
+    rows = jnp.arange(n)
+    d = pos[:, None, :] - pos[None, :, :]                           # from j to i
+    dist = jnp.sqrt((d ** 2).sum(-1))
+    ang = GOLDEN * (rows[:, None] + rows[None, :])
+    sign = jnp.where(rows[:, None] > rows[None, :], 1., -1.)
+    fallback = sign[..., None] * jnp.stack([jnp.cos(ang), jnp.sin(ang)], -1)
+    unit = jnp.where((dist > 1e-6)[..., None], d / jnp.maximum(dist, 1e-6)[..., None], fallback)
+    r = _radius(u.kind, radius)
+    overlap = jnp.maximum(r[:, None] + r[None, :] - dist, 0.) * (solid[:, None] & solid[None, :] & (rows[:, None] != rows[None, :]))
+    return pos + 0.5 * (overlap[..., None] * unit).sum(1)
+
 # %% ../../nbs/18_minigames.ipynb #c008cx
-def game_loop(u: Units, radius=None) -> Units:
-    "Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default KIND's)."
+def game_loop(u: Units, radius=None, collide: bool = True) -> Units:
+    """Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default
+    KIND's; `collide`: units push apart where they overlap, `MiniGameSettings.collisions`)."""
     n = u.kind.shape[0]
     rows = jnp.arange(n)
     hostile, edge = _hostile(u), _edge_distance(u, radius)
@@ -151,8 +181,14 @@ def game_loop(u: Units, radius=None) -> Units:
     t = jnp.maximum(target, 0)
     in_range = tgt_ok & (edge[rows, t] <= rng) & armed & fights
     fire = in_range & (u.cooldown <= 0)
-    dmg = jnp.maximum(_k('damage', u.kind) - _k('armour', u.kind[t]), 0.5) * fire
-    hp = u.hp - jnp.zeros(n).at[t].add(dmg)
+    # damage (at least 0.5) of each attacker i on each unit j: its target, or with splash every enemy within reach
+    dmg = jnp.maximum(_k('damage', u.kind)[:, None] + _k('bonus_light', u.kind)[:, None] * _k('light', u.kind)[None, :]
+                      - _k('armour', u.kind)[None, :], 0.5)
+    splash = _k('splash', u.kind)
+    hit = jnp.where((splash > 0)[:, None], hostile & (edge + _radius(u.kind, radius)[:, None] <= splash[:, None]),
+                    rows[None, :] == t[:, None]) & fire[:, None]
+    hp = u.hp - (dmg * hit).sum(0)
+    hp = jnp.where(fire & _k('suicide', u.kind), 0., hp)   # a baneling dies in its own blast
     cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
     # movement: towards the goal (move / attack-move / patrol with nothing to fight) or the target (an enemy not yet
     # in range, a followed unit farther than FOLLOW_GAP)
@@ -170,6 +206,7 @@ def game_loop(u: Units, radius=None) -> Units:
     arrive = moving & ~chasing & (dist <= speed)
     step = jnp.where(moving[:, None], delta * jnp.minimum(1., speed / jnp.maximum(dist, 1e-6))[:, None], 0.)
     pos = u.pos + step
+    if collide: pos = _separate(pos, u, radius)
     # a patrol never ends: at either end it turns back; any other order, arrived, gives way to the next queued one
     turn = arrive & (u.order == PATROL)
     nxt = _next_order(u, arrive & ~turn, u.order, jnp.where(turn[:, None], u.home, u.goal), target)
@@ -341,6 +378,8 @@ class MiniGameOptions:
                               # notebook); False: a move to the point, as Move_screen is documented
     beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
                               # it); 1.875 from real renders; the simulation drew 1.0 before issue 28
+    collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
+                              # separates them; False: units pass through one another (the simulation before issue 30)
     reach_footprint: bool = False   # False: MoveToBeacon pays when the marine's centre is in the map's 1.25-unit
                               # "Beacon Area" (UnitInRegion); True: when any of it (radius 0.375) is, within 1.625
 
@@ -367,6 +406,8 @@ class MiniGame:
         if not isinstance(self.sim_options.move_follows, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.move_follows must be True or False, got "
                              f"{self.sim_options.move_follows!r}.")
+        if not isinstance(self.sim_options.collisions, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.collisions must be True or False, got {self.sim_options.collisions!r}.")
         if not isinstance(self.sim_options.reach_footprint, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.reach_footprint must be True or False, got "
                              f"{self.sim_options.reach_footprint!r}.")
@@ -476,7 +517,7 @@ class MiniGame:
         draws = self.draw(key)
         def loop(carry, _):
             u, reward, ended, extra = carry
-            u = game_loop(u, self.radius)
+            u = game_loop(u, self.radius, bool(self.sim_options.collisions))
             u, r, end, extra = self.rules(u, draws, extra)
             return (u, reward + r, ended | end, extra), None
         (u, reward, ended, extra), _ = jax.lax.scan(
@@ -543,6 +584,10 @@ MAX_MARINES, N_ROACHES = 32, 4
 class DefeatRoaches(MiniGame):
     name = 'DefeatRoaches'
     spawn_regions = (((2.97, 5.95), (6.98, 11.94)), ((17.02, 5.92), (21.04, 11.96)))   # left, right (screen units)
+    enemies = (ROACH,) * N_ROACHES             # the enemy rows, spawned each wave ...
+    enemy_offsets = (0.5, 1.5, -0.5, -1.5)     # ... this far north of the wave's point (screen rows)
+    fresh_marines = 5                          # marines that join at each new wave
+    kill_reward = 10.                          # per enemy killed (each marine lost: -1)
 
     def _lines(self, key):
         "Marine rows' and roach rows' positions for a wave: a column on a random side each, on opposite sides."
@@ -556,13 +601,13 @@ class DefeatRoaches(MiniGame):
         off = (i // 2) * (1 - 2 * (i % 2))                 # the script's offsets: 0, 1, -1, 2, -2, ...
         (x0, y0), (x1, y1) = self.playable
         marines = jnp.stack([jnp.full(MAX_MARINES, pm[0]), jnp.clip(pm[1] - off, y0, y1)], -1)
-        roaches = jnp.stack([jnp.full(N_ROACHES, pr[0]), pr[1] - jnp.array([0.5, 1.5, -0.5, -1.5])], -1)
+        roaches = jnp.stack([jnp.full(len(self.enemies), pr[0]), pr[1] - jnp.array(self.enemy_offsets)], -1)
         return marines, roaches
 
     def new_units(self, key):
         marines, roaches = self._lines(key)
-        u = make_units([MARINE] * MAX_MARINES + [ROACH] * N_ROACHES, jnp.concatenate([marines, roaches]),
-                       jnp.arange(MAX_MARINES + N_ROACHES) >= MAX_MARINES - 0,   # roaches alive ...
+        u = make_units([MARINE] * MAX_MARINES + list(self.enemies), jnp.concatenate([marines, roaches]),
+                       jnp.arange(MAX_MARINES + len(self.enemies)) >= MAX_MARINES,   # enemies alive ...
                        self.sim_options.order_queue)
         alive = u.alive.at[:9].set(True)                                            # ... and 9 marines
         return u.replace(alive=alive, selected=alive & (jnp.arange(alive.shape[0]) < MAX_MARINES))
@@ -572,22 +617,22 @@ class DefeatRoaches(MiniGame):
         # the units that died this loop were alive before game_loop: hp <= 0 among rows still marked alive last loop
         # is already applied, so count by the hp crossing (dead rows keep hp <= 0 and are not counted twice)
         dead_now = (u.hp <= 0) & (u.hp > -1e8) & ~u.alive
-        reward = 10. * dead_now[r].sum() - 1. * dead_now[m].sum()
+        reward = self.kill_reward * dead_now[r].sum() - 1. * dead_now[m].sum()
         u = u.replace(hp=jnp.where(dead_now, -1e9, u.hp))             # mark as counted
         wave = ~u.alive[r].any()
         marines, roaches = self._lines(key)
-        # five fresh marines fill the first dead marine rows
+        # fresh marines (five; four on DefeatZerglingsAndBanelings) fill the first dead marine rows
         dead_rank = jnp.cumsum(~u.alive[m]) * ~u.alive[m]
-        fresh = wave & (dead_rank >= 1) & (dead_rank <= 5)
+        fresh = wave & (dead_rank >= 1) & (dead_rank <= self.fresh_marines)
         alive_m = u.alive[m] | fresh
         # survivors and newcomers line up in row order on the new side
         rank = jnp.cumsum(alive_m) - 1
         mpos = jnp.where(wave, marines[jnp.clip(rank, 0, MAX_MARINES - 1)], u.pos[m])
         hp_m = jnp.where(fresh, KIND['max_hp'][MARINE], u.hp[m])
         pos = jnp.concatenate([jnp.where(wave, mpos, u.pos[m]), jnp.where(wave, roaches, u.pos[r])])
-        hp = jnp.concatenate([hp_m, jnp.where(wave, KIND['max_hp'][ROACH], u.hp[r])])
+        hp = jnp.concatenate([hp_m, jnp.where(wave, KIND['max_hp'][np.array(self.enemies)], u.hp[r])])
         alive = jnp.concatenate([alive_m, u.alive[r] | wave])
-        is_marine = jnp.arange(MAX_MARINES + N_ROACHES) < MAX_MARINES
+        is_marine = jnp.arange(MAX_MARINES + len(self.enemies)) < MAX_MARINES
         reset_orders = wave
         u = u.replace(pos=pos, hp=hp, alive=alive, selected=jnp.where(wave, alive & is_marine, u.selected & alive),
                       order=jnp.where(reset_orders, IDLE, u.order), target=jnp.where(reset_orders, -1, u.target),
@@ -596,8 +641,18 @@ class DefeatRoaches(MiniGame):
         ended = ~u.alive[m].any()
         return u, reward, ended, extra + wave.astype(jnp.int32)
 
+class DefeatZerglingsAndBanelings(DefeatRoaches):
+    """The DefeatRoaches script with other numbers (the map's MapScript.galaxy): six zerglings and four banelings
+    spawned on one point of the other side (the game's separation fans them out), four fresh marines a wave, +5 per
+    zergling or baneling that dies (a baneling's blast is its death, so it scores too), -1 per marine lost."""
+    name = 'DefeatZerglingsAndBanelings'
+    enemies = (ZERGLING,) * 6 + (BANELING,) * 4
+    enemy_offsets = (0.,) * 10
+    fresh_marines = 4
+    kill_reward = 5.
+
 MINIGAMES = {'MoveToBeacon': MoveToBeacon, 'CollectMineralShards': CollectMineralShards,
-             'DefeatRoaches': DefeatRoaches}
+             'DefeatRoaches': DefeatRoaches, 'DefeatZerglingsAndBanelings': DefeatZerglingsAndBanelings}
 
 # %% ../../nbs/18_minigames.ipynb #c030
 def _pixel(pos, res):
