@@ -117,18 +117,18 @@ def main(argv=None):
         for n in a.n_envs:
             med, rates, first = measure(build(arg), n, a.steps, a.repeats)
             results[(label, n)] = med
-            print(f"{label:<26} {n:>5} envs  {med:>12,.0f} steps/s  (runs: {', '.join(f'{r:,.0f}' for r in rates)}; "
+            print(f"{label:<32} {n:>5} envs  {med:>12,.0f} steps/s  (runs: {', '.join(f'{r:,.0f}' for r in rates)}; "
                   f"compile + two first calls {first:.1f} s)", flush=True)
     print()
-    head = f"{'env':<26}" + ''.join(f"{str(n) + ' envs':>14}" for n in a.n_envs)
+    head = f"{'env':<32}" + ''.join(f"{str(n) + ' envs':>14}" for n in a.n_envs)
     print(head); print('-' * len(head))
     for label, *_ in peers:
-        print(f"{label:<26}" + ''.join(f"{results[(label, n)]:>14,.0f}" for n in a.n_envs))
+        print(f"{label:<32}" + ''.join(f"{results[(label, n)]:>14,.0f}" for n in a.n_envs))
     for ref in [f'SMAX {m}' for m in a.smax]:
         print(f"\nratio to {ref} (env steps/s at equal N; goal >= {GOAL:g}x against SMAX 3m)")
         for label, *_ in peers:
             if label.startswith('SMAX'): continue
-            print(f"{label:<26}" + ''.join(f"{results[(label, n)] / results[(ref, n)]:>13.2f}x" for n in a.n_envs))
+            print(f"{label:<32}" + ''.join(f"{results[(label, n)] / results[(ref, n)]:>13.2f}x" for n in a.n_envs))
     if a.json:
         with open(a.json, 'w') as f:
             json.dump(dict(n_envs=a.n_envs, steps=a.steps, repeats=a.repeats, jax=jax.__version__,
