@@ -137,15 +137,15 @@ def _separate(pos, u: Units, radius=None):
     n = u.kind.shape[0]
     own = _k('owner', u.kind)
     solid = u.alive & ((own == SELF) | (own == ENEMY))
-    rows = jnp.arange(n)
+    rows = np.arange(n)                                             # static: the fallback directions are constants
+    ang = GOLDEN * (rows[:, None] + rows[None, :])
+    fallback = (np.where(rows[:, None] > rows[None, :], 1., -1.)[..., None]
+                * np.stack([np.cos(ang), np.sin(ang)], -1)).astype(np.float32)
     d = pos[:, None, :] - pos[None, :, :]                           # from j to i
     dist = jnp.sqrt((d ** 2).sum(-1))
-    ang = GOLDEN * (rows[:, None] + rows[None, :])
-    sign = jnp.where(rows[:, None] > rows[None, :], 1., -1.)
-    fallback = sign[..., None] * jnp.stack([jnp.cos(ang), jnp.sin(ang)], -1)
     unit = jnp.where((dist > 1e-6)[..., None], d / jnp.maximum(dist, 1e-6)[..., None], fallback)
     r = _radius(u.kind, radius)
-    overlap = jnp.maximum(r[:, None] + r[None, :] - dist, 0.) * (solid[:, None] & solid[None, :] & (rows[:, None] != rows[None, :]))
+    overlap = jnp.maximum(r[:, None] + r[None, :] - dist, 0.) * (solid[:, None] & solid[None, :] & ~np.eye(n, dtype=bool))
     return pos + 0.5 * (overlap[..., None] * unit).sum(1)
 
 # %% ../../nbs/18_minigames.ipynb #c008cx
