@@ -612,7 +612,9 @@ class DefeatRoaches(MiniGame):
         alive = u.alive.at[:9].set(True)                                            # ... and 9 marines
         return u.replace(alive=alive, selected=alive & (jnp.arange(alive.shape[0]) < MAX_MARINES))
 
-    def rules(self, u, key, extra):
+    def draw(self, key): return self._lines(key)   # where the next wave would line up
+
+    def rules(self, u, draws, extra):
         m, r = slice(0, MAX_MARINES), slice(MAX_MARINES, None)
         # the units that died this loop were alive before game_loop: hp <= 0 among rows still marked alive last loop
         # is already applied, so count by the hp crossing (dead rows keep hp <= 0 and are not counted twice)
@@ -620,7 +622,7 @@ class DefeatRoaches(MiniGame):
         reward = self.kill_reward * dead_now[r].sum() - 1. * dead_now[m].sum()
         u = u.replace(hp=jnp.where(dead_now, -1e9, u.hp))             # mark as counted
         wave = ~u.alive[r].any()
-        marines, roaches = self._lines(key)
+        marines, roaches = draws
         # fresh marines (five; four on DefeatZerglingsAndBanelings) fill the first dead marine rows
         dead_rank = jnp.cumsum(~u.alive[m]) * ~u.alive[m]
         fresh = wave & (dead_rank >= 1) & (dead_rank <= self.fresh_marines)
