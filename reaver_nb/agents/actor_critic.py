@@ -17,11 +17,11 @@ from flax import struct
 from ..spec import Spec, check_ranges
 from ..models.policy import Policy
 from ..models.nets import make_model, update_obs_stats
-from .returns import next_values, gae, nstep_returns
+from .returns import next_values, gae, nstep_returns, vtrace
 
 # %% auto #0
-__all__ = ['AGENT_LIMITS', 'AGENTS', 'A2C', 'PPO', 'Rollout', 'TrainState', 'policy_gradient_loss', 'clipped_surrogate_loss',
-           'value_loss', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
+__all__ = ['AGENT_LIMITS', 'AGENTS', 'A2C', 'PPO', 'IMPALA', 'Rollout', 'TrainState', 'policy_gradient_loss',
+           'clipped_surrogate_loss', 'value_loss', 'make_optimizer', 'ActorCriticAgent', 'make_agent']
 
 # %% ../../nbs/06_agents.ipynb #c007
 # each number's range (a learning rate of 0 learns nothing; a discount above 1 diverges)
@@ -67,7 +67,26 @@ class PPO(A2C):
     clip_value: float = 0.5         # 0 turns value clipping off
     _limits = dict(clip_ratio=(1e-6, 10), clip_value=(0, None))
 
-AGENTS = {'a2c': A2C, 'ppo': PPO}
+@gin.configurable(module='reaver_nb.agents.actor_critic')
+@dataclass(frozen=True)
+class IMPALA(A2C):
+    """Importance-weighted actor-learner (Espeholt et al. 2018): A2C's losses on V-trace targets, so rollouts acted by
+    older parameters (asynchronous actors, `reaver train --backend ray`) still train the current policy. Each rollout
+    is learned from once, whole (no epochs, no minibatches); `gae_lambda` is unused (V-trace has `vtrace_lambda`)."""
+    normalize_advantages: bool = False  # the paper does not normalise
+    vtrace_lambda: float = 1.0      # λ of the traces c_t = λ min(1, π/μ)
+    clip_rho: float = 1.0           # ρ̄: truncation of the importance weights in the value targets
+    clip_pg_rho: float = 1.0        # ...and in the policy gradient
+    _limits = dict(vtrace_lambda=(0, 1), clip_rho=(0, None), clip_pg_rho=(0, None))
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.n_epochs != 1 or self.minibatch_size:
+            raise ValueError(f"IMPALA learns from each rollout once, whole: n_epochs = {self.n_epochs} and "
+                             f"minibatch_size = {self.minibatch_size} must be 1 and 0 (unbind IMPALA.n_epochs and "
+                             "IMPALA.minibatch_size).")
+
+AGENTS = {'a2c': A2C, 'ppo': PPO, 'impala': IMPALA}
 
 # %% ../../nbs/06_agents.ipynb #c009
 class Rollout(NamedTuple):
@@ -79,6 +98,7 @@ class Rollout(NamedTuple):
     terminated: Any       # [T, N] bool
     truncated: Any        # [T, N] bool
     trunc_values: Any     # [T, N]
+    last_obs: Any = None  # [N, ...] per observation space, or None
 
 class TrainState(struct.PyTreeNode):
     params: Any
@@ -169,7 +189,7 @@ class ActorCriticAgent:
         self.act = jax.jit(self._act)
         self.greedy = jax.jit(self._greedy)
         self.value = jax.jit(self._value)
-        self.update = jax.jit(self._update)
+        self.update = jax.jit(self._update_vtrace if isinstance(hp, IMPALA) else self._update)
 
     def _init(self, key) -> TrainState:
         self.traces['init'] += 1
@@ -210,6 +230,13 @@ class ActorCriticAgent:
         std = jnp.sqrt(m2 / tot + 1e-8)
         return rewards / std, state.replace(ret_acc=ret_acc, ret_stats=(tot, mean, m2))
 
+    def _rewards(self, state, ro):
+        "The rollout's rewards, clipped and scaled as the hyper-parameters say."
+        rewards = ro.rewards.astype(jnp.float32)
+        if self.hp.clip_rewards > 0: rewards = jnp.clip(rewards, -self.hp.clip_rewards, self.hp.clip_rewards)
+        if self.hp.normalize_returns: rewards, state = self._scale_rewards(state, rewards, ro.terminated | ro.truncated)
+        return rewards, state
+
     def _loss(self, params, b, entropy_mult=1.):
         hp = self.hp
         dists, v = self.model.apply(params, b['obs'])
@@ -232,9 +259,7 @@ class ActorCriticAgent:
         self.traces['update'] += 1
         hp = self.hp
         done = ro.terminated | ro.truncated
-        rewards = ro.rewards.astype(jnp.float32)
-        if hp.clip_rewards > 0: rewards = jnp.clip(rewards, -hp.clip_rewards, hp.clip_rewards)
-        if hp.normalize_returns: rewards, state = self._scale_rewards(state, rewards, done)
+        rewards, state = self._rewards(state, ro)
         nv = next_values(ro.values, ro.terminated, ro.truncated, ro.trunc_values)
         if hp.gae_lambda >= 1.0:
             ret = nstep_returns(rewards, nv, done, hp.discount); adv = ret - ro.values[:-1]
@@ -268,7 +293,45 @@ class ActorCriticAgent:
         metrics['explained_variance'] = ev
         return state.replace(params=params, opt_state=opt_state, key=key, update=state.update + 1), metrics
 
+    def _vtrace_loss(self, params, ro, rewards, entropy_mult=1.):
+        "IMPALA's loss: the policy gradient on V-trace advantages and the value regressed on V-trace targets."
+        hp, (T, N) = self.hp, ro.rewards.shape
+        flat = lambda x: x.reshape((-1,) + x.shape[2:])
+        obs, actions = jax.tree.map(flat, ro.obs), jax.tree.map(flat, ro.actions)
+        dists, v = self.model.apply(params, obs)
+        logp = self.policy.log_prob(dists, actions).reshape(T, N)
+        entropy = self.policy.entropy(dists, actions).mean()
+        bonus = entropy_mult * (hp.entropy_coef * entropy if not hp.head_entropy else
+                                self.policy.entropy(dists, actions, self.entropy_scales).mean())
+        v = v.reshape(T, N)
+        boot = ro.values[-1] if ro.last_obs is None else self.model.apply(params, ro.last_obs)[1]
+        values = jax.lax.stop_gradient(jnp.concatenate([v, boot[None]]))
+        nv = next_values(values, ro.terminated, ro.truncated, ro.trunc_values)   # truncations: the behaviour's values
+        log_rho = jax.lax.stop_gradient(logp) - ro.logp
+        vs, adv = vtrace(values, nv, rewards, ro.terminated | ro.truncated, log_rho, hp.discount, hp.vtrace_lambda,
+                         hp.clip_rho, hp.clip_pg_rho)
+        if hp.normalize_advantages: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        pl, vl = policy_gradient_loss(logp, adv), value_loss(v, vs)
+        ratio = jnp.exp(log_rho)
+        aux = dict(policy_loss=pl, value_loss=vl, entropy=entropy, approx_kl=((ratio - 1) - log_rho).mean(),
+                   clip_frac=(ratio > hp.clip_rho).mean(),
+                   explained_variance=1 - jnp.var(vs - v) / (jnp.var(vs) + 1e-8))
+        return pl + hp.value_coef * vl - bonus, aux
+
+    def _update_vtrace(self, state: TrainState, ro: Rollout):
+        "One IMPALA step on a whole rollout, which may come from older parameters than `state`'s."
+        self.traces['update'] += 1
+        rewards, state = self._rewards(state, ro)
+        (loss, aux), grads = jax.value_and_grad(self._vtrace_loss, has_aux=True)(
+            state.params, ro, rewards, self.entropy_decay(state.update))
+        updates, opt_state = self.tx.update(grads, state.opt_state, state.params)
+        params = optax.apply_updates(state.params, updates)
+        if 'obs_stats' in params:
+            params = dict(params, obs_stats=update_obs_stats(params['obs_stats'], ro.obs, self.obs_spec))
+        return state.replace(params=params, opt_state=opt_state, update=state.update + 1), \
+            dict(aux, loss=loss, grad_norm=_global_norm(grads))
+
 def make_agent(name: str, obs_spec: Spec, act_spec: Spec, n_envs: int, total_updates: int | None = None):
-    "An `ActorCriticAgent` with the gin-configured hyper-parameters of agent `name` ('a2c' or 'ppo')."
+    "An `ActorCriticAgent` with the gin-configured hyper-parameters of agent `name` ('a2c', 'ppo' or 'impala')."
     if name not in AGENTS: raise ValueError(f"Unknown agent {name!r}: choose one of {sorted(AGENTS)}.")
     return ActorCriticAgent(obs_spec, act_spec, AGENTS[name](), n_envs, total_updates)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax, jax.numpy as jnp
 
 # %% auto #0
-__all__ = ['next_values', 'gae', 'nstep_returns']
+__all__ = ['next_values', 'gae', 'nstep_returns', 'vtrace']
 
 # %% ../../nbs/05_returns.ipynb #c004
 def next_values(values, terminated, truncated, trunc_values):
@@ -33,3 +33,21 @@ def nstep_returns(rewards, next_vals, done, discount: float):
         return ret, ret
     _, ret = jax.lax.scan(step, next_vals[-1], (rewards, next_vals, done), reverse=True)
     return ret
+
+# %% ../../nbs/05_returns.ipynb #c009b
+def vtrace(values, next_vals, rewards, done, log_rhos, discount: float, lam: float = 1., clip_rho: float = 1.,
+           clip_pg_rho: float = 1.):
+    """V-trace value targets `vs` and policy-gradient advantages (Espeholt et al. 2018, eq. 1 and section 4.2), time-major
+    `[T, ...]`: `values` has the bootstrap row `T`; `log_rhos` = log π(a|x) - log μ(a|x), target minus behaviour."""
+    rhos = jnp.exp(log_rhos)
+    cs = lam * jnp.minimum(1., rhos)
+    deltas = jnp.minimum(clip_rho, rhos) * (rewards + discount * next_vals - values[:-1])
+    def step(acc, x):
+        delta, c, d = x
+        acc = delta + discount * c * (1. - d) * acc
+        return acc, acc
+    _, acc = jax.lax.scan(step, jnp.zeros_like(deltas[0]), (deltas, cs, done.astype(deltas.dtype)), reverse=True)
+    vs = acc + values[:-1]
+    vs_next = jnp.where(done, next_vals, jnp.concatenate([vs[1:], next_vals[-1:]]))   # v_{s+1}; V(x_T) at the end
+    pg_adv = jnp.minimum(clip_pg_rho, rhos) * (rewards + discount * vs_next - values[:-1])
+    return jax.lax.stop_gradient(vs), jax.lax.stop_gradient(pg_adv)
