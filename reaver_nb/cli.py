@@ -37,15 +37,22 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
                    'jax:DefeatRoaches, jax:DefeatZerglingsAndBanelings), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
                    "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
-    t.add_argument('--agent', default=None, choices=['a2c', 'ppo'], help="learning algorithm (default: the env's "
-                   "config: a2c for the mini-games, JAX-native or StarCraft II, ppo otherwise; on --resume: the "
-                   "run's)")
+    t.add_argument('--agent', default=None, choices=['a2c', 'ppo', 'impala'], help="learning algorithm (default: the "
+                   "env's config: a2c for the mini-games, JAX-native or StarCraft II, ppo otherwise; on --resume: the "
+                   "run's); impala is asynchronous with --backend ray")
     t.add_argument('--n-envs', type=int, default=None, help='parallel envs (default: the env family config)')
     t.add_argument('--steps', type=int, default=None, help='total env steps (default: the env family config)')
     t.add_argument('--seed', type=int, default=None, help="PRNG seed for the agent and the envs (default: 0; on "
                    "--resume: the run's)")
     t.add_argument('--seeds', type=int, default=None, help='JAX-native envs: train this many independent agents '
                    '(seeds --seed, --seed+1, ...) side by side in one program (default: 1)')
+    t.add_argument('--backend', default=None, choices=['local', 'ray'], help='where the envs step: this machine, or '
+                   'Ray actors on a cluster (`ray start --head`; needs the [ray] extra) (default: local)')
+    t.add_argument('--actors', type=int, default=None, help='--backend ray: actors (default: 2)')
+    t.add_argument('--envs-per-actor', type=int, default=None, help='--backend ray: envs each actor steps (default: '
+                   '--n-envs / --actors)')
+    t.add_argument('--ray-address', default=None, help="--backend ray: the cluster to join ('auto' or host:port; "
+                   'default: start Ray on this machine)')
     t.add_argument('--run-id', default=None, help='run directory name (default: <env>_<agent>_<timestamp>)')
     g = t.add_mutually_exclusive_group()
     g.add_argument('--resume', action='store_true', help='continue an existing run from its last checkpoint')
@@ -113,7 +120,7 @@ def _one_line(err) -> str:
     return ' '.join(l for l in lines if l and not l.startswith(('In call to configurable', 'In file', 'In bindings string')))
 
 # modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
-_EXTRAS = dict(matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
+_EXTRAS = dict(ray='ray', matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
                pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
 
 # %% ../nbs/11_cli.ipynb #c004dx
@@ -175,11 +182,13 @@ def main(argv=None) -> int:
             # never raises KeyboardInterrupt: restore it, so `kill -INT` still stops the run with a checkpoint
             if signal.getsignal(signal.SIGINT) is signal.SIG_IGN: signal.signal(signal.SIGINT, signal.default_int_handler)
             from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
+            fleet = [f"RaySettings.{k} = {v!r}" for k, v in (('actors', a.actors), ('envs_per_actor', a.envs_per_actor),
+                                                               ('address', a.ray_address)) if v is not None]
             out = train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds,
                         run_id=a.run_id, resume=a.resume, force=a.force, initialize_from=a.initialize_from,
-                        results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param, device=a.device,
+                        results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param + fleet, device=a.device,
                         verbose=not a.quiet, callbacks=[] if a.quiet or a.dry_run else run_callbacks(dashboard=False),
-                        dry_run=a.dry_run)
+                        dry_run=a.dry_run, backend=a.backend)
             if a.dry_run:
                 print(f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
                       f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
@@ -191,7 +200,7 @@ def main(argv=None) -> int:
             if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
             test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,
                  n_envs=a.n_envs, seed=a.seed, device=a.device)
-    except (ValueError, FileExistsError, FileNotFoundError, ConfigError) as err:
+    except (ValueError, FileExistsError, FileNotFoundError, ConfigError, ConnectionError) as err:
         print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
     except ModuleNotFoundError as err:   # an optional extra is missing: name the pip command that brings it
         extra = _EXTRAS.get((err.name or '').split('.')[0])
@@ -203,6 +212,8 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"reaver {a.command}: interrupted.", file=sys.stderr); return 130
     except Exception as err:   # gymnasium's own "pygame is not installed, run pip install ..." (not an ImportError)
+        if type(err).__name__ == 'FleetError':   # Ray actors that kept dying: the run stopped, its checkpoint intact
+            print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
         if type(err).__name__ != 'DependencyNotInstalled': raise
         print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
     return 0

@@ -17,9 +17,10 @@ from ..spec import check_ranges
 from ..agents.actor_critic import A2C, PPO, AGENTS
 
 # %% auto #0
-__all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'RESTART_LIMITS',
-           'MAX_CONFIG_BYTES', 'RunSettings', 'config_files', 'ConfigError', 'HeadRestart', 'check_bindings',
-           'read_config', 'read_config_file', 'parse_config', 'flag_bindings']
+__all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'RAY_LIMITS',
+           'RAY_FLAGS', 'RESTART_LIMITS', 'MAX_CONFIG_BYTES', 'RunSettings', 'RaySettings', 'config_files',
+           'ConfigError', 'HeadRestart', 'check_bindings', 'read_config', 'read_config_file', 'parse_config',
+           'flag_bindings']
 
 # %% ../../nbs/09_config.ipynb #c006
 MAX_FRAMES = 10 ** 12        # more frames than any run needs; a larger number is a typo (and overflows int64 sums)
@@ -48,15 +49,53 @@ class RunSettings:
     keep_checkpoints: int = 3
     n_seeds: int = 1               # JAX-native envs: independent agents trained side by side in one program
     fused: bool = True             # JAX-native envs: the fused path (False: the host path, as for any other env)
+    backend: str = 'local'         # 'local': envs on this machine; 'ray': Ray actors step them (`RaySettings`)
 
     def __post_init__(self):
         check_ranges(self, RUN_LIMITS, RUN_FLAGS)
+        if self.backend not in ('local', 'ray'):
+            raise ValueError(f"RunSettings.backend = {self.backend!r}: use 'local' or 'ray' (--backend).")
 
 # what each RunSettings number may be (the CLI flags --n-envs, --steps, --seed and --seeds bind the first four)
 RUN_LIMITS = dict(n_envs=(1, 65536), total_steps=(1, MAX_FRAMES), seed=(0, MAX_SEED), n_seeds=(1, 4096),
                   n_workers=(0, 1024), max_restarts=(0, None), log_every=(1, None), log_seconds=(0, None),
                   checkpoint_every=(1, None), checkpoint_minutes=(0, None), keep_checkpoints=(1, None))
 RUN_FLAGS = dict(n_envs='--n-envs', total_steps='--steps', seed='--seed', n_seeds='--seeds')
+
+@gin.configurable(module='reaver_nb.training.config')
+@dataclass(frozen=True)
+class RaySettings:
+    "A `--backend ray` run's fleet: Ray actors stepping `envs_per_actor` envs each, one learner in this process."
+    address: str = ''              # '': the Ray this process has initialised, else a new one on this machine;
+                                   # 'auto' or 'host:port': a running cluster (`ray start --head`)
+    actors: int = 2                # --actors
+    envs_per_actor: int = 0        # --envs-per-actor (0: RunSettings.n_envs // actors)
+    cpus_per_actor: float = 1.     # CPUs Ray reserves for each actor (a StarCraft II game takes about one)
+    max_restarts: int = 10         # times Ray restarts each actor that dies; one more death stops the run
+    rollouts_per_update: int = 0   # IMPALA: actor rollouts in one learner batch (0: half the actors, at least 1)
+    vector_env: str = 'inprocess'  # each actor's vector env: 'inprocess', or 'shm' (env worker processes on its node)
+    rollout_timeout: float = 600.  # seconds a rollout may take before its actor counts as hung and is restarted
+
+    def __post_init__(self):
+        check_ranges(self, RAY_LIMITS, RAY_FLAGS)
+        if self.vector_env not in ('inprocess', 'shm'):
+            raise ValueError(f"RaySettings.vector_env = {self.vector_env!r}: use 'inprocess' or 'shm'.")
+        if self.rollouts_per_update > self.actors:
+            raise ValueError(f"RaySettings.rollouts_per_update = {self.rollouts_per_update} is more than the "
+                             f"{self.actors} actors: an update would wait forever; lower it or add --actors.")
+
+    def envs(self, n_envs: int) -> int:
+        "Envs per actor, given the run's `RunSettings.n_envs`."
+        return self.envs_per_actor or max(1, n_envs // self.actors)
+
+    def per_update(self, agent: str) -> int:
+        "Actor rollouts in one learner batch: every actor's for A2C and PPO (synchronous), fewer for IMPALA."
+        if agent != 'impala': return self.actors
+        return self.rollouts_per_update or max(1, self.actors // 2)
+
+RAY_LIMITS = dict(actors=(1, 4096), envs_per_actor=(0, 65536), cpus_per_actor=(0, 1024), max_restarts=(0, None),
+                  rollouts_per_update=(0, 4096), rollout_timeout=(1, None))
+RAY_FLAGS = dict(actors='--actors', envs_per_actor='--envs-per-actor')
 
 def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"

@@ -19,7 +19,7 @@ from .logger import StopTraining
 from .loop import checkpoint_payload, episode_sums, run_loop
 from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint, remove_partial
 from .checkpoint import load_checkpoint, load_checkpoint_part, read_checkpoint
-from .config import RunSettings, HeadRestart, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
+from .config import RunSettings, RaySettings, HeadRestart, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
@@ -60,7 +60,7 @@ class Collector:
             obs = s.obs
         self.values[self.T] = np.asarray(self.agent.value(params, obs))
         ro = Rollout(self.obs, self.actions, self.logp, self.values, self.rewards, self.terminated, self.truncated,
-                     self.trunc_values)
+                     self.trunc_values, obs)
         return ro, obs, key, episodes
 
 # %% ../../nbs/10_train.ipynb #c005ax
@@ -184,10 +184,12 @@ def train(env: str | None = None, agent: str | None = None, n_envs: int | None =
           seed: int | None = None, run_id: str | None = None, resume: bool = False, force: bool = False,
           initialize_from: str | None = None, results_dir: str | Path = 'results', gin_files=(), gin_params=(),
           device: str | None = None, verbose: bool = True, callbacks=(), seeds: int | None = None,
-          dry_run: bool = False) -> dict:
+          dry_run: bool = False, backend: str | None = None) -> dict:
     """Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last
     row. `seeds` trains that many independent agents side by side (JAX-native envs only). `dry_run`: check every
-    setting and return the plan (`info`) without building anything or writing a file."""
+    setting and return the plan (`info`) without building anything or writing a file. `backend='ray'` steps the envs
+    in Ray actors (`RaySettings`: actors, envs per actor, the cluster's address; `reaver_nb.training.fleet`)."""
+    if backend is not None: gin_params = [*gin_params, f"RunSettings.backend = {backend!r}"]
     if not dry_run: compilation_cache()
     with on_device(device):
         return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from,
@@ -214,7 +216,9 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if not resume: check_run_dir(run_dir, resume, force)
     if cfg.agent not in AGENTS: raise ValueError(f"Unknown agent {cfg.agent!r}: choose one of {sorted(AGENTS)}.")
     hp = AGENTS[cfg.agent]()
-    batch = hp.traj_len * cfg.n_envs
+    ray = cfg.backend == 'ray'
+    if ray: rs = RaySettings(); learner_envs = rs.envs(cfg.n_envs) * rs.per_update(cfg.agent)
+    batch = hp.traj_len * (learner_envs if ray else cfg.n_envs)
     if cfg.total_steps < batch:
         raise ValueError(f"--steps {cfg.total_steps} is less than one update of traj_len x n_envs = {batch} steps.")
     total_updates = cfg.total_steps // batch
@@ -230,16 +234,20 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
     info = dict(run_id=run_id, run_dir=str(run_dir), env=cfg.env, agent=cfg.agent, n_envs=cfg.n_envs,
                 n_seeds=cfg.n_seeds, total_frames=total_updates * batch)
-    fused = env_family(cfg.env) == 'jax' and cfg.fused
+    if ray: info.update(n_envs=rs.actors * rs.envs(cfg.n_envs), actors=rs.actors)
+    fused = env_family(cfg.env) == 'jax' and cfg.fused and not ray
     restart = HeadRestart()
     restart = restart if restart.applies(cfg.agent) else None
     if restart and not fused:
         raise ValueError(f"HeadRestart.heads = {tuple(restart.heads)} works on the fused path only (JAX-native envs "
-                         "with RunSettings.fused = True); for this run add --gin-param \"HeadRestart.heads = ()\".")
+                         "with RunSettings.fused = True, --backend local); for this run add --gin-param \"HeadRestart.heads = ()\".")
     if restart and restart.at > info['total_frames'] and verbose:
         print(f"Note: HeadRestart.at = {restart.at:,} is past this run's {info['total_frames']:,} frames, so the "
               f"{', '.join(restart.heads)} head(s) will not be reset; raise --steps past it, or lower HeadRestart.at.",
               flush=True)
+    if ray and cfg.n_seeds != 1:
+        raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one fused program, which Ray's actors do not "
+                         "run; start one --backend ray run per --seed.")
     if cfg.n_seeds != 1 and not fused:
         raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one program, which needs a JAX-native env "
                          "on the fused path (jax:MoveToBeacon, gymnax:CartPole-v1, ...); for other envs start one run "
@@ -254,6 +262,10 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         make_jax_env(cfg.env) if fused else env_factory(cfg.env)
         return dict(info, dry_run=True)
     with _removed_on_failure(run_dir, keep=resume):
+        if ray:
+            from reaver_nb.training.fleet import train_ray
+            return train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
+                             callbacks, info)
         if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info,
                                       restart)
         return _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
