@@ -72,7 +72,8 @@ class RaySettings:
     envs_per_actor: int = 0        # --envs-per-actor (0: RunSettings.n_envs // actors)
     cpus_per_actor: float = 1.     # CPUs Ray reserves for each actor (a StarCraft II game takes about one)
     max_restarts: int = 10         # times Ray restarts each actor that dies; one more death stops the run
-    rollouts_per_update: int = 0   # IMPALA: actor rollouts in one learner batch (0: half the actors, at least 1)
+    rollouts_per_update: int = 0   # IMPALA: actor rollouts in one learner batch, whichever actors hand them in (0: as
+                                   # many as there are actors)
     vector_env: str = 'inprocess'  # each actor's vector env: 'inprocess', or 'shm' (env worker processes on its node)
     rollout_timeout: float = 600.  # seconds a rollout may take before its actor counts as hung and is restarted
 
@@ -89,9 +90,9 @@ class RaySettings:
         return self.envs_per_actor or max(1, n_envs // self.actors)
 
     def per_update(self, agent: str) -> int:
-        "Actor rollouts in one learner batch: every actor's for A2C and PPO (synchronous), fewer for IMPALA."
+        "Actor rollouts in one learner batch: every actor's for A2C and PPO (synchronous); the first to arrive for IMPALA."
         if agent != 'impala': return self.actors
-        return self.rollouts_per_update or max(1, self.actors // 2)
+        return self.rollouts_per_update or self.actors
 
 RAY_LIMITS = dict(actors=(1, 4096), envs_per_actor=(0, 65536), cpus_per_actor=(0, 1024), max_restarts=(0, None),
                   rollouts_per_update=(0, 4096), rollout_timeout=(1, None))

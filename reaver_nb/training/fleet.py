@@ -109,6 +109,7 @@ class FleetLearner:
         self.rollout_frames = agent.hp.traj_len * (agent.n_envs // per_update)
         self.policy = self.ray.put((agent.hp, agent.model))
         self.failures, self.lost_frames, self.version = [0] * len(self.actors), 0, 0
+        self.down = [None] * len(self.actors)   # when each actor died, until it hands in a rollout again
         self.pending, self._params = {}, None
         self.returns, self.lengths = deque(maxlen=window), deque(maxlen=window)
 
@@ -140,10 +141,19 @@ class FleetLearner:
             i = self.pending.pop(ready[0])
             try: out.append(ray.get(ready[0]))
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
-                self._failed(i, type(e).__name__); self._submit(i); continue
+                if self.down[i] is None:   # a working actor died: its rollout is lost
+                    self._failed(i, type(e).__name__); self.down[i] = time.time()
+                elif time.time() - self.down[i] > self.rs.rollout_timeout:
+                    raise FleetError(f"Actor {i} did not come back within RaySettings.rollout_timeout = "
+                                     f"{self.rs.rollout_timeout:g} s of its death ({type(e).__name__}); the run "
+                                     "stopped, its last checkpoint intact. See its log in "
+                                     "/tmp/ray/session_latest/logs, then --resume.") from None
+                else: time.sleep(0.2)      # Ray is still restarting it: ask again
+                self._submit(i); continue
             except ray.exceptions.RayTaskError as e:   # the actor's code raised: a bug or a bad env, not a lost actor
                 if isinstance(e.cause, Exception): raise e.cause from None
                 raise
+            self.down[i] = None
             if self.asynchronous: self._submit(i)
         return out
 

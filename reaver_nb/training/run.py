@@ -216,8 +216,8 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     if not resume: check_run_dir(run_dir, resume, force)
     if cfg.agent not in AGENTS: raise ValueError(f"Unknown agent {cfg.agent!r}: choose one of {sorted(AGENTS)}.")
     hp = AGENTS[cfg.agent]()
-    ray = cfg.backend == 'ray'
-    if ray: rs = RaySettings(); learner_envs = rs.envs(cfg.n_envs) * rs.per_update(cfg.agent)
+    ray, rs = cfg.backend == 'ray', RaySettings()   # checked even for local runs: a bad binding is named either way
+    if ray: learner_envs = rs.envs(cfg.n_envs) * rs.per_update(cfg.agent)
     batch = hp.traj_len * (learner_envs if ray else cfg.n_envs)
     if cfg.total_steps < batch:
         raise ValueError(f"--steps {cfg.total_steps} is less than one update of traj_len x n_envs = {batch} steps.")

@@ -1,0 +1,102 @@
+"""`--backend ray` on a real two-node Ray cluster started on this machine (`ray.cluster_utils.Cluster`): IMPALA and
+synchronous PPO learn CartPole, ten actor kills during a run, a run that loses an actor too often, resume, and no
+actor process left behind."""
+import os, signal, time
+import psutil
+import pytest
+ray = pytest.importorskip('ray')
+from ray.cluster_utils import Cluster
+from reaver_nb.training.run import train
+from reaver_nb.training.fleet import FleetError
+from reaver_nb.training.config import RaySettings
+from conftest import reaver
+
+FLEET = ["RunSettings.backend = 'ray'", 'RaySettings.actors = 2', 'RaySettings.envs_per_actor = 4']
+
+
+@pytest.fixture(scope='module')
+def cluster():
+    "A head node and a second node, each its own raylet and object store; this process connects to the head."
+    os.environ['RAY_USAGE_STATS_ENABLED'] = '0'
+    c = Cluster(initialize_head=True, head_node_args=dict(num_cpus=2, include_dashboard=False))
+    c.add_node(num_cpus=2)
+    ray.init(address=c.address, logging_level='warning', log_to_driver=False)
+    assert len([n for n in ray.nodes() if n['Alive']]) == 2
+    yield c
+    ray.shutdown(); c.shutdown()
+
+
+def actor_processes(task: str = ''):
+    "This machine's Ray actor processes running `RolloutActor` (in the task `task`, e.g. 'collect', when given)."
+    out = []
+    for p in psutil.process_iter(['cmdline']):
+        cmd = ' '.join(p.info['cmdline'] or [])
+        if cmd.startswith('ray::RolloutActor') and task in cmd: out.append(p)
+    return out
+
+
+class ActorKiller:
+    "A run-loop callback: at each log row, SIGKILL one actor process in the middle of a rollout, `times` times in all."
+    def __init__(self, times: int): self.times, self.killed = times, []
+    def on_row(self, row):
+        if len(self.killed) >= self.times: return
+        for p in actor_processes('collect'):
+            os.kill(p.pid, signal.SIGKILL); self.killed.append(p.pid); return
+
+
+@pytest.mark.parametrize('agent', ['impala', 'ppo'])
+def test_learns_cartpole_on_two_nodes(cluster, agent, tmp_path):
+    out = train('CartPole-v1', agent, steps=500_000 if agent == 'impala' else 200_000, results_dir=tmp_path,
+                run_id=agent, verbose=False, gin_params=FLEET)
+    print(agent, {k: out['last'].get(k) for k in ('frames', 'ep_return_mean', 'policy_lag', 'fps', 'time')})
+    assert out['last']['ep_return_mean'] >= 475, out['last']
+    assert out['actor_failures'] == 0 and out['lost_frames'] == 0
+    if agent == 'impala': assert 0 <= out['last']['policy_lag'] < 4   # asynchronous: actors a few updates behind
+    else: assert out['last']['policy_lag'] == 0                       # synchronous: every rollout of the latest
+    time.sleep(2)
+    assert not actor_processes(), 'actor processes outlived the run'
+
+
+def test_ten_actor_kills(cluster, tmp_path):
+    kill = ActorKiller(10)
+    out = train('CartPole-v1', 'impala', steps=150_000, results_dir=tmp_path, run_id='kills', verbose=False,
+                callbacks=[kill], gin_params=FLEET + ['RunSettings.log_every = 20', 'RaySettings.max_restarts = 20'])
+    print(f"{len(kill.killed)} kills: {out['actor_failures']} rollouts lost, {out['lost_frames']} frames")
+    assert len(kill.killed) == 10
+    assert out['frames'] == 150_000 // 160 * 160   # the run completed: updates of 2 rollouts of 20 steps x 4 envs
+    assert out['actor_failures'] == 10 and out['lost_frames'] == 10 * 80   # each kill: one rollout of 20 x 4 frames
+    assert (tmp_path / 'kills' / 'checkpoints').is_dir()
+
+
+def test_too_many_deaths_stop_the_run_and_it_resumes(cluster, tmp_path):
+    with pytest.raises(FleetError, match='more than RaySettings.max_restarts = 0'):
+        train('CartPole-v1', 'impala', steps=100_000, results_dir=tmp_path, run_id='dies', verbose=False,
+              callbacks=[ActorKiller(1)], gin_params=FLEET + ['RunSettings.log_every = 20', 'RunSettings.checkpoint_every = 20',
+                                                              'RaySettings.max_restarts = 0'])
+    time.sleep(2)
+    assert not actor_processes()
+    ckpts = sorted((tmp_path / 'dies' / 'checkpoints').iterdir())
+    assert ckpts, 'no checkpoint before the failure'
+    out = train(run_id='dies', resume=True, steps=16_000, results_dir=tmp_path, verbose=False)
+    assert out['frames'] == 16_000
+
+
+def test_settings_are_checked():
+    import gin; gin.clear_config()   # the defaults, not an earlier run's bindings
+    with pytest.raises(ValueError, match='rollouts_per_update = 3 is more than the 2 actors'):
+        RaySettings(actors=2, rollouts_per_update=3)
+    with pytest.raises(ValueError, match="vector_env = 'ale'"):
+        RaySettings(vector_env='ale')
+    assert RaySettings(actors=4).per_update('impala') == 4 and RaySettings(actors=4).per_update('ppo') == 4
+    assert RaySettings(actors=4).envs(32) == 8
+
+
+def test_cli_flags(tmp_path):
+    r = reaver('train', '--env', 'CartPole-v1', '--agent', 'impala', '--backend', 'ray', '--actors', '3',
+               '--envs-per-actor', '2', '--dry-run', '--results-dir', tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert '6 envs' in r.stdout, r.stdout
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--agent', 'ppo', '--backend', 'ray', '--seeds', '2', '--dry-run')
+    assert r.returncode == 2 and 'one --backend ray run per --seed' in r.stderr, r.stderr
+    r = reaver('train', '--backend', 'ray', '--actors', '0', '--dry-run')
+    assert r.returncode == 2 and '--actors' in r.stderr, r.stderr
