@@ -13,7 +13,7 @@ from tqdm import tqdm
 from .checkpoint import atomic_write
 
 # %% auto #0
-__all__ = ['COLUMNS', 'NARROW_DROP', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
+__all__ = ['COLUMNS', 'FLEET_COLUMNS', 'NARROW_DROP', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
 
 # %% ../../nbs/07_logger.ipynb #c005
 COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes', '{:6d}'), ('Up', 'updates', '{:6d}'),
@@ -22,19 +22,23 @@ COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes
            ('Pl', 'policy_loss', '{:8.3f}'), ('Vl', 'value_loss', '{:8.3f}'), ('El', 'entropy', '{:7.4f}'),
            ('Gr', 'grad_norm', '{:7.3f}'), ('Fps', 'fps', '{:6.0f}')]
 
-NARROW_DROP = ('RSd', 'RMi', 'Pl', 'Vl', 'Gr', 'Ep', 'RMa', 'El', 'Up')   # what a narrow terminal leaves out first
+# columns shown only by runs that log them: a Ray fleet's policy lag (updates) and frames lost with dead actors
+FLEET_COLUMNS = [('Lag', 'policy_lag', '{:5.2f}'), ('Lost', 'lost_frames', '{:7.0f}')]
+
+NARROW_DROP = ('Lag', 'Lost', 'RSd', 'RMi', 'Pl', 'Vl', 'Gr', 'Ep', 'RMa', 'El', 'Up')   # what a narrow terminal
+                                                                                        # leaves out first
 
 def format_row(row: dict, width: int | None = None) -> str:
     "One Reaver-style terminal line; with `width`, columns of NARROW_DROP are left out, in order, until it fits."
     cells = {}
-    for short, key, fmt in COLUMNS:
+    for short, key, fmt in COLUMNS + [c for c in FLEET_COLUMNS if c[1] in row]:
         v = row.get(key)
         cells[short] = f"{short} " + (fmt.format(v) if v is not None and np.isfinite(v) else fmt.format(0).replace('0', '-'))
     shown = list(cells)
     line = lambda: '| ' + ' | '.join(cells[s] for s in shown) + ' |'
     for short in NARROW_DROP:
         if width is None or len(line()) <= width: break
-        shown.remove(short)
+        if short in shown: shown.remove(short)
     return line()
 
 def drop_rows_after(path: Path, frames: int) -> int:

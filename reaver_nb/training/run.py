@@ -445,7 +445,7 @@ def load_run(run: str | Path, results_dir: str | Path = 'results', checkpoint: s
     cfg = RunSettings()
     raw = read_checkpoint(ckpt)
     frames = int(load_checkpoint_part(raw, np.int64(0), 'frames'))
-    if env_family(cfg.env) == 'jax' and cfg.fused:
+    if env_family(cfg.env) == 'jax' and cfg.fused and cfg.backend == 'local':   # a fused checkpoint (envs' states too)
         from reaver_nb.training.fused import FusedTrainer
         env = make_jax_env(cfg.env)
         agent = ActorCriticAgent(env.obs_spec, env.act_spec, AGENTS[cfg.agent](), cfg.n_envs, 1)
@@ -459,7 +459,8 @@ def load_run(run: str | Path, results_dir: str | Path = 'results', checkpoint: s
         finally: one.close()
     agent = ActorCriticAgent(*specs, AGENTS[cfg.agent](), cfg.n_envs, 1)
     params = load_checkpoint_part(raw, agent.init(jax.random.PRNGKey(0)).params, 'state', 'params')
-    return TrainedRun(run_dir, cfg, agent, [params], ckpt, frames)
+    # a JAX-native env trained on the host (--backend ray, fused = False): tested in JAX like a fused run
+    return TrainedRun(run_dir, cfg, agent, [params], ckpt, frames, make_jax_env(cfg.env) if env_family(cfg.env) == 'jax' else None)
 
 # %% ../../nbs/10_train.ipynb #c013
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
