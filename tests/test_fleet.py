@@ -100,3 +100,14 @@ def test_cli_flags(tmp_path):
     assert r.returncode == 2 and 'one --backend ray run per --seed' in r.stderr, r.stderr
     r = reaver('train', '--backend', 'ray', '--actors', '0', '--dry-run')
     assert r.returncode == 2 and '--actors' in r.stderr, r.stderr
+
+
+def test_bench_ray_fleet_smoke():
+    "bench/ray_fleet.py runs (tiny windows, in its own process and Ray) and prints its table with the ratio."
+    import subprocess, sys
+    from conftest import ROOT
+    r = subprocess.run([sys.executable, str(ROOT / 'bench' / 'ray_fleet.py'), '--envs', 'cost10ms', '--actors', '1',
+                        '--seconds', '0.5', '--repeats', '1', '--cost', 'sleep'], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert '| cost10ms | 1 | 4 |' in r.stdout and 'x |' in r.stdout, r.stdout
