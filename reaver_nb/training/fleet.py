@@ -83,11 +83,18 @@ def connect(address: str = '') -> bool:
     ray = _ray()
     if ray.is_initialized(): return False
     os.environ.setdefault('RAY_USAGE_STATS_ENABLED', '0')   # no usage report from a run (and no network needed)
+    if address:   # Ray >= 2.5x: a cluster started with a token (~/.ray/auth_token) takes clients that present it
+        try:
+            from ray._private.authentication.authentication_token_setup import \
+                maybe_enable_token_auth_if_token_available
+            maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        except ImportError: pass   # a Ray without token authentication
     try: ray.init(address=address or None, include_dashboard=False, logging_level='warning')
     except ConnectionError as e:
         raise ConnectionError(f"RaySettings.address = {address!r}: no Ray cluster answers there ({e}). Start one "
                               "with `ray start --head` on the head machine (and `ray start --address HEAD:6379` on "
-                              "the others), or leave the address empty to start Ray on this machine.") from None
+                              "the others, with the head's ~/.ray/auth_token copied there and RAY_AUTH_MODE=token), "
+                              "or leave the address empty to start Ray on this machine.") from None
     return True
 
 # %% ../../nbs/24_fleet.ipynb #f014
