@@ -114,9 +114,9 @@ def main(argv=None):
     p.add_argument('--seconds', type=float, default=5.)
     p.add_argument('--repeats', type=int, default=3)
     a = p.parse_args(argv)
-    import ray
+    import ray   # a Ray of its own ('local'), even where RAY_ADDRESS names a running cluster
     cores = os.cpu_count()
-    ray.init(num_cpus=max(a.actors), include_dashboard=False, logging_level='error', log_to_driver=False)
+    ray.init(address='local', num_cpus=max(a.actors), include_dashboard=False, logging_level='error', log_to_driver=False)
     print(f"# {platform.node()}: {cores} cores, Python {platform.python_version()}, ray {ray.__version__}; "
           f"{a.envs_per_actor} envs per actor, rollouts of {a.traj_len} steps, cost mode {a.cost!r}; medians of "
           f"{a.repeats} windows of {a.seconds:g} s")
