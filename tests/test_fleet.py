@@ -118,3 +118,16 @@ def test_bench_ray_fleet_smoke():
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert '| cost10ms | 1 | 4 |' in r.stdout and 'x |' in r.stdout, r.stdout
+
+
+def test_resume_does_not_follow_a_run_dirs_ray_address(tmp_path):
+    "A run directory may come from elsewhere: its Ray address (Ray unpickles what a cluster sends) is not followed."
+    run = tmp_path / 'shared'
+    run.mkdir()
+    (run / 'config.gin').write_text("RunSettings.env = 'CartPole-v1'\nRunSettings.backend = 'ray'\n"
+                                    "RaySettings.address = '203.0.113.9:6379'\n")
+    train(run_id='shared', resume=True, dry_run=True, results_dir=tmp_path, verbose=False)
+    assert RaySettings().address == ''
+    train(run_id='shared', resume=True, dry_run=True, results_dir=tmp_path, verbose=False,
+          gin_params=["RaySettings.address = 'auto'"])
+    assert RaySettings().address == 'auto'   # named again on the command line: followed

@@ -237,13 +237,19 @@ class ActorCriticAgent:
         if self.hp.normalize_returns: rewards, state = self._scale_rewards(state, rewards, ro.terminated | ro.truncated)
         return rewards, state
 
+    def _entropy(self, dists, actions, entropy_mult):
+        "The policy's mean entropy and the bonus the loss subtracts (per-head coefficients with `head_entropy`)."
+        hp = self.hp
+        entropy = self.policy.entropy(dists, actions).mean()
+        bonus = entropy_mult * (hp.entropy_coef * entropy if not hp.head_entropy else
+                                self.policy.entropy(dists, actions, self.entropy_scales).mean())
+        return entropy, bonus
+
     def _loss(self, params, b, entropy_mult=1.):
         hp = self.hp
         dists, v = self.model.apply(params, b['obs'])
         logp = self.policy.log_prob(dists, b['actions'])
-        entropy = self.policy.entropy(dists, b['actions']).mean()
-        bonus = entropy_mult * (hp.entropy_coef * entropy if not hp.head_entropy else
-                                self.policy.entropy(dists, b['actions'], self.entropy_scales).mean())
+        entropy, bonus = self._entropy(dists, b['actions'], entropy_mult)
         adv, ret = b['adv'], b['ret']
         log_ratio = logp - b['logp']
         ratio = jnp.exp(log_ratio)
@@ -300,9 +306,7 @@ class ActorCriticAgent:
         obs, actions = jax.tree.map(flat, ro.obs), jax.tree.map(flat, ro.actions)
         dists, v = self.model.apply(params, obs)
         logp = self.policy.log_prob(dists, actions).reshape(T, N)
-        entropy = self.policy.entropy(dists, actions).mean()
-        bonus = entropy_mult * (hp.entropy_coef * entropy if not hp.head_entropy else
-                                self.policy.entropy(dists, actions, self.entropy_scales).mean())
+        entropy, bonus = self._entropy(dists, actions, entropy_mult)
         v = v.reshape(T, N)
         boot = ro.values[-1] if ro.last_obs is None else self.model.apply(params, ro.last_obs)[1]
         values = jax.lax.stop_gradient(jnp.concatenate([v, boot[None]]))

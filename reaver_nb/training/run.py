@@ -206,7 +206,9 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                                           n_seeds=n_seeds)
     if resume:   # the run's own config, through the strict reader: a run directory may come from elsewhere
         check_run_dir(results_dir / run_id, resume, force)
-        parse_config(gin_files, bindings, run_config=results_dir / run_id / 'config.gin')
+        # a run directory may come from elsewhere (`reaver import`): its Ray address is not followed on resume (Ray
+        # unpickles what a cluster sends); the command line names the cluster again (--ray-address)
+        parse_config(gin_files, ["RaySettings.address = ''"] + bindings, run_config=results_dir / run_id / 'config.gin')
     else: parse_config(config_files(check_env(env or DEFAULT_ENV)) + gin_files, bindings)
     cfg = RunSettings()
     check_env(cfg.env)
