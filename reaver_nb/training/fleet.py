@@ -116,22 +116,48 @@ class FleetLearner:
         self.rollout_frames = agent.hp.traj_len * (agent.n_envs // per_update)
         self.policy = self.ray.put((agent.hp, agent.model))
         self.failures, self.lost_frames, self.version = [0] * len(self.actors), 0, 0
-        self.down = [None] * len(self.actors)   # when each actor died, until it hands in a rollout again
-        self.pending, self._params = {}, None
+        self.unavailable = [None] * len(self.actors)   # since when an actor's calls fail with no death on record
+        self.pending, self._params = {}, None   # call -> (actor, the actor's deaths when it was sent)
         self.returns, self.lengths = deque(maxlen=window), deque(maxlen=window)
 
     def _submit(self, i: int):
         if self._params is None: self._params = self.ray.put(jax.device_get(self.state.params))
-        self.pending[self.actors[i].collect.remote(self.policy, self._params, self.version)] = i
+        self.pending[self.actors[i].collect.remote(self.policy, self._params, self.version)] = (i, self.failures[i])
 
-    def _failed(self, i: int, why: str):
-        self.failures[i] += 1; self.lost_frames += self.rollout_frames
+    def deaths(self, i: int):
+        "How often actor `i`'s process has died, from Ray's actor table (restarts, plus one when it stays dead)."
+        try:
+            from ray._private.state import actors   # Ray's own view (`ray list actors` reads the same table)
+            t = actors(self.actors[i]._actor_id.hex())
+            return int(t['NumRestarts']) + (t['State'] == 'DEAD')
+        except Exception: return None   # a Ray that does not say: each failed call counts as a death
+
+    def _died(self, i: int, deaths: int, why: str, lost: bool):
+        "Record actor `i`'s deaths so far (and, when `lost`, the rollout it was playing); too many stop the run."
+        new, self.failures[i] = deaths - self.failures[i], max(self.failures[i], deaths)
+        if lost: self.lost_frames += self.rollout_frames
         if self.failures[i] > self.rs.max_restarts:
             raise FleetError(f"Actor {i} failed {self.failures[i]} times, more than RaySettings.max_restarts = "
                                f"{self.rs.max_restarts} ({why}). The run stopped; its last checkpoint is intact: "
                                "fix the cause (the actor's log in /tmp/ray/session_latest/logs), then --resume.")
-        self.log(f"Actor {i} failed ({why}): its rollout of {self.rollout_frames:,} frames is lost "
-                 f"({self.lost_frames:,} in all); Ray restarts it ({self.failures[i]} of {self.rs.max_restarts}).")
+        if new > 0 or lost:
+            self.log(f"Actor {i} failed ({why}): " + (f"its rollout of {self.rollout_frames:,} frames is lost"
+                     if lost else "between rollouts, nothing lost") + f" ({self.lost_frames:,} frames in all); "
+                     f"Ray restarts it ({self.failures[i]} of {self.rs.max_restarts}).")
+
+    def _call_failed(self, i: int, sent_at: int, e: Exception):
+        """Actor `i`'s call, sent when it had died `sent_at` times, raised `e`. When its process has died since (Ray's
+        actor table, read until it says so), the rollout is lost, counted once: the call sent again goes to the next
+        process. Otherwise the actor is briefly unreachable and is asked again, for up to `rollout_timeout`."""
+        why, t0 = type(e).__name__, time.time()
+        while (n := self.deaths(i)) is not None and n <= sent_at and time.time() - t0 < 5: time.sleep(0.1)
+        n = sent_at + 1 if n is None else n
+        if n > sent_at: self.unavailable[i] = None; return self._died(i, n, why, lost=True)
+        self.unavailable[i] = self.unavailable[i] or t0
+        if time.time() - self.unavailable[i] > self.rs.rollout_timeout:
+            raise FleetError(f"Actor {i} did not answer for RaySettings.rollout_timeout = {self.rs.rollout_timeout:g} "
+                             f"s ({why}); the run stopped, its last checkpoint intact. See its log in "
+                             "/tmp/ray/session_latest/logs, then --resume.") from None
 
     def _take(self, count: int) -> list:
         "The next `count` rollouts to arrive; a failed actor is asked again, and (asynchronous) every actor at once."
@@ -139,28 +165,21 @@ class FleetLearner:
         while len(out) < count:
             ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.rs.rollout_timeout)
             if not ready:   # nothing in rollout_timeout seconds: the actors still playing are hung
-                for ref, i in list(self.pending.items()):
+                for ref, (i, sent_at) in list(self.pending.items()):
                     del self.pending[ref]
                     ray.kill(self.actors[i], no_restart=False)   # Ray restarts it
-                    self._failed(i, f'no rollout in RaySettings.rollout_timeout = {self.rs.rollout_timeout:g} s')
+                    self._died(i, sent_at + 1, f'no rollout in RaySettings.rollout_timeout = '
+                                               f'{self.rs.rollout_timeout:g} s', lost=True)
                     self._submit(i)
                 continue
-            i = self.pending.pop(ready[0])
+            i, sent_at = self.pending.pop(ready[0])
             try: out.append(ray.get(ready[0]))
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
-                if self.down[i] is None:   # a working actor died: its rollout is lost
-                    self._failed(i, type(e).__name__); self.down[i] = time.time()
-                elif time.time() - self.down[i] > self.rs.rollout_timeout:
-                    raise FleetError(f"Actor {i} did not come back within RaySettings.rollout_timeout = "
-                                     f"{self.rs.rollout_timeout:g} s of its death ({type(e).__name__}); the run "
-                                     "stopped, its last checkpoint intact. See its log in "
-                                     "/tmp/ray/session_latest/logs, then --resume.") from None
-                else: time.sleep(0.2)      # Ray is still restarting it: ask again
-                self._submit(i); continue
+                self._call_failed(i, sent_at, e); self._submit(i); continue
             except ray.exceptions.RayTaskError as e:   # the actor's code raised: a bug or a bad env, not a lost actor
                 if isinstance(e.cause, Exception): raise e.cause from None
                 raise
-            self.down[i] = None
+            self.unavailable[i] = None
             if self.asynchronous: self._submit(i)
         return out
 
@@ -179,6 +198,9 @@ class FleetLearner:
             if not np.isfinite(float(m['loss'])): return state, m, episode_sums(rets, lens)   # the loop stops on it
         self.returns.extend(rets); self.lengths.extend(lens)
         m = jax.tree.map(lambda x: x / n, msum)
+        for i in range(len(self.actors)):   # deaths that cost no rollout (between two) show in Ray's table only
+            if (d := self.deaths(i)) is not None and d > self.failures[i]:
+                self._died(i, d, 'its process ended', lost=False)
         m.update(actor_failures=float(sum(self.failures)), lost_frames=float(self.lost_frames))
         return self.state, m, episode_sums(rets, lens)
 
