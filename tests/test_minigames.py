@@ -317,3 +317,83 @@ def test_collisions_option():
     # the beacon is not solid: a marine on it is not pushed
     u = make_units([MARINE, BEACON], [[10., 8.], [10., 8.]], [True, True])
     assert np.allclose(mg.game_loop(u).pos, u.pos)
+
+def test_find_and_defeat_zerglings_follows_the_map_script():
+    "Issue 30: the map's start (MapScript.galaxy, Regions), its 180 s, the camera it lets move and its fog of war."
+    g = mg.FindAndDefeatZerglings()
+    assert g.max_steps == 180 * 16 // 8
+    obs, s = g.reset(jax.random.PRNGKey(0))
+    u, c = s.units, np.array(g.centre)
+    m, z = np.asarray(u.pos[:3]), np.asarray(u.pos[3:])
+    assert np.allclose(np.linalg.norm(m - c, axis=1), 1.0, atol=1e-5) and bool(u.selected[:3].all())
+    assert list(np.asarray(u.kind)) == [MARINE] * 3 + [mg.ZERGLING] * 25 and bool(u.alive.all())
+    d = np.linalg.norm(z[:, None] - z[None], axis=-1)[~np.eye(25, dtype=bool)]
+    assert d.min() >= 5.0 - 1e-4                                          # each at least 5 from the others
+    r = np.linalg.norm(z - c, axis=1)
+    assert 8 <= r[0] <= 9 and 7.5 <= r[1] <= 9.5 and (r[2:] >= 10.5).all()   # first, the inner ring, the rest
+    (x0, y0), (x1, y1) = g.playable
+    assert ((z >= [x0, y0]) & (z <= [x1, y1])).all()
+    # fog of war: a zergling is on the minimap only when a marine sees it; visibility 2 in sight, 0 never seen
+    o = names(g, obs)
+    seen = np.asarray(g.visible(u))[3:]
+    assert 0 < seen.sum() < 25
+    far = 3 + int(np.argmax(r))                                            # the farthest zergling: not in sight
+    px = lambda p, res=16: (int((p[1] + mg.CAMERA_ORIGIN[1]) // (64 / res)), int((p[0] + mg.CAMERA_ORIGIN[0]) // (64 / res)))
+    assert np.asarray(o['minimap/player_relative'])[px(np.asarray(u.pos[far]))] == 0
+    assert np.asarray(o['minimap/visibility_map'])[px(c)] == 2
+    assert np.asarray(o['minimap/visibility_map'])[px(np.asarray(u.pos[far]))] == 0
+    # the unhidden game shows it (no fog: what the other maps render)
+    g.fog = False
+    try: assert np.asarray(names(g, g.observe(s))['minimap/player_relative'])[px(np.asarray(u.pos[far]))] == 4
+    finally: del g.fog
+    # move_camera: the screen centres on the minimap point (kept over the playable area); the marines leave the screen
+    mm = 1 * 16 + 14                                                       # minimap row 1, column 14: the north-east
+    _, s2, _, _, _ = step(g)(jax.random.PRNGKey(1), s, call(g, 1, minimap=mm))
+    centre = np.asarray(s2.camera) + mg.SCREEN_UNITS / 2
+    assert np.allclose(centre, [x1, y0])                                   # clipped to the playable corner
+    o2 = names(g, g.observe(s2))
+    assert (np.asarray(o2['screen/player_relative']) == 1).sum() == 0
+    assert np.asarray(o2['minimap/camera']).sum() > 0 and not np.array_equal(o2['minimap/camera'], o['minimap/camera'])
+
+def test_find_and_defeat_zerglings_rules():
+    "+1 a zergling killed, -1 a marine lost, a new set of 25 when all are dead, the end when no marine is left."
+    g = mg.FindAndDefeatZerglings()
+    _, s = g.reset(jax.random.PRNGKey(0))
+    u = s.units
+    # all zerglings but one dead; that one at 0.5 HP in a marine's range: it dies, +1, and 25 new ones come
+    alive = u.alive.at[4:].set(False)
+    u1 = u.replace(alive=alive, hp=jnp.where(alive, u.hp, -1e9).at[3].set(0.5),
+                   pos=u.pos.at[3].set(u.pos[0] + jnp.array([3., 0.])),
+                   order=u.order.at[:3].set(mg.ATTACK_UNIT), target=u.target.at[:3].set(3))
+    _, s1, r, term, _ = step(g)(jax.random.PRNGKey(1), s.replace(units=u1), call(g, 0))
+    v = s1.units
+    assert float(r) == 1.0 and not bool(term) and int(s1.extra) == 1
+    assert bool(v.alive[3:].all()) and np.allclose(np.asarray(v.hp[3:]), 35.)
+    m, z = np.asarray(v.pos[:3]), np.asarray(v.pos[3:])
+    assert np.linalg.norm(z[:, None] - m[None], axis=-1).min() >= 9 - 1e-4   # at least 9 from every marine
+    assert not (np.asarray(v.order[:3]) == mg.ATTACK_UNIT).any()            # orders on the old set ended
+    # the last marine dies: -1 and the episode ends
+    u2 = u.replace(alive=u.alive.at[1:3].set(False), hp=u.hp.at[0].set(0.5).at[1:3].set(-1e9),
+                   pos=u.pos.at[3].set(u.pos[0] + jnp.array([0.76, 0.])),
+                   order=u.order.at[3].set(mg.ATTACK_UNIT), target=u.target.at[3].set(0))
+    _, s2, r, term, _ = step(g)(jax.random.PRNGKey(2), s.replace(units=u2), call(g, 0))
+    assert float(r) == -1.0 and bool(term)
+
+def test_find_and_defeat_zerglings_trains_fused(tmp_path):
+    "jax:FindAndDefeatZerglings goes through the registry, the default config and the fused trainer (two updates)."
+    import reaver_nb
+    out = reaver_nb.train('jax:FindAndDefeatZerglings', n_envs=4, steps=4 * 16 * 2, run_id='fdz', results_dir=tmp_path,
+                          verbose=False)
+    assert out['frames'] == 128 and (tmp_path / 'fdz' / 'checkpoints').is_dir()
+
+def test_call_for_help_option():
+    "An attacked zergling answers its attacker either way; with call_for_help (default) a neighbour 4 away joins too."
+    def after(call_for_help):
+        u = make_units([MARINE, mg.ZERGLING, mg.ZERGLING], [[2., 8.], [6.5, 8.], [10.5, 8.]], [True] * 3)
+        u = u.replace(order=u.order.at[0].set(mg.ATTACK_UNIT), target=u.target.at[0].set(1))
+        for _ in range(3): u = mg.game_loop(u, call_for_help=call_for_help)
+        return np.asarray(u.target[1:])
+    assert list(after(True)) == [0, 0]
+    assert list(after(False)) == [0, -1]
+    with pytest.raises(ValueError, match='MiniGameSettings.call_for_help'):
+        mg.FindAndDefeatZerglings(sim=mg.MiniGameOptions(call_for_help='no'))

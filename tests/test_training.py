@@ -73,7 +73,7 @@ def test_every_shipped_config_trains_ppo_as_shipped():
     "PPO's minibatch divides the batch (n_envs x traj_len) under every shipped config, so `--agent ppo` starts."
     from reaver_nb.training.config import CONFIG_DIR, RunSettings, config_files, parse_config
     maps = sorted(p.stem for p in (CONFIG_DIR / 'sc2').glob('*.gin'))
-    envs = maps + ['jax:MoveToBeacon', 'jax:CollectMineralShards', 'jax:DefeatRoaches',
+    envs = maps + ['jax:MoveToBeacon', 'jax:CollectMineralShards', 'jax:FindAndDefeatZerglings', 'jax:DefeatRoaches',
                    'jax:DefeatZerglingsAndBanelings', 'CartPole-v1',
                    'gymnax:CartPole-v1', 'ALE/Pong-v5', 'InvertedPendulum-v5']
     bad = []

@@ -1,4 +1,4 @@
-"""`jax:MoveToBeacon`, `jax:CollectMineralShards`, `jax:DefeatRoaches`, `jax:DefeatZerglingsAndBanelings` (the mini-games of
+"""`jax:MoveToBeacon`, `jax:CollectMineralShards`, `jax:FindAndDefeatZerglings`, `jax:DefeatRoaches`, `jax:DefeatZerglingsAndBanelings` (the mini-games of
 `reaver_nb.envs.minigames`) and `gymnax:<id>` (gymnax's environments, e.g. `gymnax:CartPole-v1`), built from
 their ids; they train on the fused path, and `JaxHostEnv` also puts them behind the host `Env` interface."""
 

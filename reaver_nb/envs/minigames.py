@@ -22,9 +22,10 @@ __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EP
            'SHARD', 'ZERGLING', 'BANELING', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT',
            'PATROL', 'FOLLOW', 'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND',
            'ARMED', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
-           'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'minimap_point', 'available', 'GameState',
-           'MiniGameOptions', 'MiniGame', 'MoveToBeacon', 'CollectMineralShards', 'DefeatRoaches',
-           'DefeatZerglingsAndBanelings', 'scripted_policy', 'play', 'random_policy']
+           'N_SQUAD', 'N_ZERGLINGS', 'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'minimap_point',
+           'available', 'GameState', 'MiniGameOptions', 'MiniGame', 'MoveToBeacon', 'CollectMineralShards',
+           'DefeatRoaches', 'DefeatZerglingsAndBanelings', 'FindAndDefeatZerglings', 'scripted_policy', 'play',
+           'random_policy']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -61,9 +62,11 @@ KIND = dict(
                       np.float32),
     splash=np.array([0.,             0.,              0.,      0.,      0.,              2.2], np.float32),
     suicide=np.array([False,         False,           False,   False,   False,           True]),
+    sight=np.array([9.,              9.,              0.,      0.,      8.,              8.], np.float32),
 )                                # zergling, baneling: Liquipedia's LotV unit pages (patch 4.x, no upgrades); a
                                  # baneling's attack is its death: 16 (+19 against light units: marines,
-                                 # zerglings) to every enemy within 2.2 of it; its own side takes none
+                                 # zerglings) to every enemy within 2.2 of it; its own side takes none; sight
+                                 # (world units a unit sees under fog of war): the same pages
 ARMED = KIND['damage'] > 0
 
 # %% ../../nbs/18_minigames.ipynb #c006ax
@@ -149,9 +152,11 @@ def _separate(pos, u: Units, radius=None):
     return pos + 0.5 * (overlap[..., None] * unit).sum(1)
 
 # %% ../../nbs/18_minigames.ipynb #c008cx
-def game_loop(u: Units, radius=None, collide: bool = True) -> Units:
+def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool = True) -> Units:
     """Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default
-    KIND's; `collide`: units push apart where they overlap, `MiniGameSettings.collisions`)."""
+    KIND's; `collide`: units push apart where they overlap, `MiniGameSettings.collisions`; `call_for_help`: idle units
+    answer an attack on an ally within HELP_RADIUS, `MiniGameSettings.call_for_help`; without it a unit answers an
+    attack on itself only)."""
     n = u.kind.shape[0]
     rows = jnp.arange(n)
     hostile, edge = _hostile(u), _edge_distance(u, radius)
@@ -171,7 +176,8 @@ def game_loop(u: Units, radius=None, collide: bool = True) -> Units:
         tgt_ok & fights & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
     own = _k('owner', u.kind)
     centre = jnp.linalg.norm(u.pos[:, None] - u.pos[None] + 1e-9, axis=-1)
-    helping = ((own[:, None] == own[None, :]) & (centre <= HELP_RADIUS) & attacked[None, :]).any(1)
+    near = (centre <= HELP_RADIUS) if call_for_help else (rows[:, None] == rows[None, :])   # without: itself only
+    helping = ((own[:, None] == own[None, :]) & near & attacked[None, :]).any(1)
     reach = jnp.where(helping, jnp.inf, rng + ACQUIRE_EXTRA)
     cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
     nearest = jnp.argmin(cand, 1)
@@ -322,36 +328,42 @@ def available(u: Units) -> jax.Array:
 def _cover(pos, radius, alive, origin, extent, res):
     "[U, res, res] bool: which pixels (rows y, columns x) of a view of `extent` units from `origin` show each unit."
     ps = extent / res
-    c = origin + (jnp.arange(res) + 0.5) * ps                     # pixel centres
-    dx, dy = c[None, :] - pos[:, 0:1], c[None, :] - pos[:, 1:2]   # [U, res]
+    ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))   # the view's corner (x, row)
+    cx, cy = ox + (jnp.arange(res) + 0.5) * ps, oy + (jnp.arange(res) + 0.5) * ps   # pixel centres
+    dx, dy = cx[None, :] - pos[:, 0:1], cy[None, :] - pos[:, 1:2]   # [U, res]
     disc = dy[:, :, None] ** 2 + dx[:, None, :] ** 2 <= radius[:, None, None] ** 2
-    ix = jnp.floor((pos[:, 0] - origin) / ps).astype(jnp.int32)
-    iy = jnp.floor((pos[:, 1] - origin) / ps).astype(jnp.int32)
+    ix = jnp.floor((pos[:, 0] - ox) / ps).astype(jnp.int32)
+    iy = jnp.floor((pos[:, 1] - oy) / ps).astype(jnp.int32)
     centre = (jnp.arange(res)[None, :, None] == iy[:, None, None]) & (jnp.arange(res)[None, None, :] == ix[:, None, None])
     return (disc | centre) & alive[:, None, None]
 
-def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None):
+def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None, camera=None, vision=None):
+    """The feature layers `names` of a view of `extent` units from `origin` (a number, or (x, row)). `camera`: the
+    screen's corner in the view's units (the minimap's `camera` layer; default the locked camera's); `vision`:
+    `vision(xs, ys) -> [rows, columns]` 2 visible / 1 explored / 0 never seen, for maps with fog of war."""
     cover = _cover(u.pos, _radius(u.kind, radius), u.alive, origin, extent, res)
     own = _k('owner', u.kind)
     prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
     code = jnp.max(jnp.where(cover, (prio * 8 + own)[:, None, None], 0), 0)
     top = jnp.argmax(jnp.where(cover, (prio * 8 + own)[:, None, None], -1), 0)
     ps = extent / res
-    c = origin + (jnp.arange(res) + 0.5) * ps
+    ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))
+    cx, cy = ox + (jnp.arange(res) + 0.5) * ps, oy + (jnp.arange(res) + 0.5) * ps
     (x0, y0), (x1, y1) = playable
-    inside = ((c[None, :] >= x0) & (c[None, :] <= x1)) & ((c[:, None] >= y0) & (c[:, None] <= y1))
+    inside = ((cx[None, :] >= x0) & (cx[None, :] <= x1)) & ((cy[:, None] >= y0) & (cy[:, None] <= y1))
     out = []
     for n in names:
         if n == 'player_relative': x = code % 8
         elif n == 'selected': x = jnp.any(cover & u.selected[:, None, None], 0).astype(jnp.int32)
-        elif n == 'visibility_map': x = jnp.where(inside, 2, 0)
+        elif n == 'visibility_map': x = jnp.where(inside, 2 if vision is None else vision(cx, cy), 0)
         elif n == 'unit_hit_points_ratio':
             ratio = jnp.where(_k('max_hp', u.kind) > 0, u.hp / jnp.maximum(_k('max_hp', u.kind), 1.), 0.)
             x = jnp.where(code > 0, jnp.floor(ratio[top] * 255), 0.)
         elif n == 'unit_density': x = jnp.minimum(cover.sum(0), 15).astype(jnp.float32)
         elif n == 'camera':
-            (lx, ly), (hx, hy) = CAMERA_ORIGIN, CAMERA_ORIGIN + SCREEN_UNITS
-            x = (((c[None, :] >= lx) & (c[None, :] <= hx)) & ((c[:, None] >= ly) & (c[:, None] <= hy))).astype(jnp.int32)
+            lo = jnp.asarray(CAMERA_ORIGIN if camera is None else camera, jnp.float32)
+            (lx, ly), (hx, hy) = lo, lo + SCREEN_UNITS
+            x = (((cx[None, :] >= lx) & (cx[None, :] <= hx)) & ((cy[:, None] >= ly) & (cy[:, None] <= hy))).astype(jnp.int32)
         else:
             raise ValueError(f"The JAX mini-games render {'minimap' if minimap else 'screen'} layers "
                              f"player_relative, selected, visibility_map, unit_hit_points_ratio, unit_density"
@@ -365,6 +377,9 @@ class GameState(struct.PyTreeNode):
     step: jax.Array        # agent steps taken
     score: jax.Array       # cumulative reward (pysc2's score for these maps)
     extra: jax.Array       # per-map counters (e.g. waves)
+    camera: jax.Array | None = None   # [2] the screen's top-left corner (x, row) in screen units of the map's first view
+                                      # (maps whose camera moves; None: the locked camera, at (0, 0))
+    seen: jax.Array | None = None     # [64, 64] bool: minimap cells (1 world unit) ever in sight (maps with fog of war)
 
 @dataclass(frozen=True)
 class MiniGameOptions:
@@ -380,6 +395,9 @@ class MiniGameOptions:
                               # it); 1.875 from real renders; the simulation drew 1.0 before issue 28
     collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
                               # separates them; False: units pass through one another (the simulation before issue 30)
+    call_for_help: bool = True   # an idle armed unit goes for the nearest enemy when an ally within HELP_RADIUS is
+                              # under attack (no evidence: a game-like choice; see FindAndDefeatZerglings); False: only
+                              # when it is under attack itself (or an enemy comes within its range + ACQUIRE_EXTRA)
     reach_footprint: bool = False   # False: MoveToBeacon pays when the marine's centre is in the map's 1.25-unit
                               # "Beacon Area" (UnitInRegion); True: when any of it (radius 0.375) is, within 1.625
 
@@ -390,6 +408,10 @@ class MiniGame:
     name = 'MiniGame'
     playable = ((1., 1.), (23., 17.))    # the maps' playable rectangle in screen units ((x0, row0), (x1, row1))
     truncates = False                    # the 120 s limit is reported as the end of the episode (terminated)
+    episode_loops = EPISODE_LOOPS        # the map's time limit, in game loops
+    camera_moves = False                 # True: move_camera moves the screen (the other maps lock it: CameraLockInput)
+    camera_start = (0., 0.)              # the screen's first top-left corner, in screen units
+    fog = False                          # True: fog of war (enemies out of sight hidden, `visibility_map` 0/1/2)
 
     def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
         o = options or SC2Options()
@@ -408,6 +430,9 @@ class MiniGame:
                              f"{self.sim_options.move_follows!r}.")
         if not isinstance(self.sim_options.collisions, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.collisions must be True or False, got {self.sim_options.collisions!r}.")
+        if not isinstance(self.sim_options.call_for_help, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.call_for_help must be True or False, got "
+                             f"{self.sim_options.call_for_help!r}.")
         if not isinstance(self.sim_options.reach_footprint, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.reach_footprint must be True or False, got "
                              f"{self.sim_options.reach_footprint!r}.")
@@ -422,7 +447,7 @@ class MiniGame:
         self.options = o
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
-        self.max_steps = (o.game_steps_per_episode or EPISODE_LOOPS) // o.step_mul
+        self.max_steps = (o.game_steps_per_episode or self.episode_loops) // o.step_mul
         # per slot of the function set: which IMPLEMENTED entry it is (-1: not simulated, never available)
         impl = {f: i for i, f in enumerate(IMPLEMENTED) if self.sim_options.functions == 'game' or f in CORE}
         self._impl = np.array([impl.get(f, -1) for f in self.function_ids], np.int32)
@@ -433,8 +458,9 @@ class MiniGame:
     def rules(self, u: Units, draws, extra):
         "After each game loop: returns (units, reward, ended, extra); `draws` is this agent step's `draw(key)`."
         raise NotImplementedError
-    def draw(self, key):
-        "The random numbers `rules` may use in one agent step, drawn once before its game loops (default: a key)."
+    def draw(self, key, u: Units | None = None):
+        """The random numbers `rules` may use in one agent step, drawn once before its game loops from `key` and the
+        units as the step's action left them (default: the key)."""
         return key
 
     def sample_points(self, key, n, away_from, min_dist, area=None, hole=None):
@@ -459,17 +485,48 @@ class MiniGame:
         pick = jnp.where(ok.any(1), pick, jnp.argmax(jnp.where(allowed, d, -1.), 1))
         return cand[jnp.arange(n), pick]
 
+    # -- fog of war --------------------------------------------------------------------------------------------------
+    def in_sight(self, u: Units, xs, ys):
+        "[len(ys), len(xs)] bool: which points (screen units) an own unit sees (within its sight)."
+        own = u.alive & (_k('owner', u.kind) == SELF)
+        d2 = (xs[None, None, :] - u.pos[:, 0, None, None]) ** 2 + (ys[None, :, None] - u.pos[:, 1, None, None]) ** 2
+        return jnp.any(own[:, None, None] & (d2 <= _k('sight', u.kind)[:, None, None] ** 2), 0)
+
+    def visible(self, u: Units):
+        "[U] bool: the units the player sees: its own, and others with any part within sight of one of its units."
+        own = u.alive & (_k('owner', u.kind) == SELF)
+        d = jnp.linalg.norm(u.pos[:, None] - u.pos[None] + 1e-12, axis=-1)   # [seen, seer]
+        near = (d <= _k('sight', u.kind)[None, :] + _radius(u.kind, self.radius)[:, None]) & own[None, :]
+        return own | near.any(1)
+
+    def explore(self, u: Units, seen):
+        "`seen` with the minimap cells in sight now added."
+        c = jnp.arange(seen.shape[0]) + 0.5
+        return seen | self.in_sight(u, c - CAMERA_ORIGIN[0], c - CAMERA_ORIGIN[1])
+
+    def _vision(self, u: Units, seen, to_screen):
+        "`_layers`' `vision` for a view whose point (x, row) is the screen point (x, row) + `to_screen`."
+        def vision(xs, ys):
+            sx, sy = xs + to_screen[0], ys + to_screen[1]
+            cell = lambda v: jnp.clip(jnp.floor(v), 0, seen.shape[0] - 1).astype(jnp.int32)
+            was = seen[cell(sy + CAMERA_ORIGIN[1])[:, None], cell(sx + CAMERA_ORIGIN[0])[None, :]]
+            return jnp.where(self.in_sight(u, sx, sy), 2, jnp.where(was, 1, 0))
+        return vision
+
     # -- observations ------------------------------------------------------------------------------------------------
     def observe(self, s: GameState) -> tuple:
         o, u = self.options, s.units
+        cam = jnp.zeros(2, jnp.float32) if s.camera is None else s.camera
+        shown = u.replace(alive=u.alive & self.visible(u)) if self.fog else u
+        see = (lambda to: self._vision(u, s.seen, to)) if self.fog else (lambda to: None)
         feats = dict(zip([f'screen/{n}' for n in o.screen_features],
-                         _layers(u, self.playable, 0., SCREEN_UNITS, o.screen_size, o.screen_features,
-                                 radius=self.radius)))
-        mm = u.replace(pos=u.pos + CAMERA_ORIGIN)
+                         _layers(shown, self.playable, cam, SCREEN_UNITS, o.screen_size, o.screen_features,
+                                 radius=self.radius, vision=see(jnp.zeros(2)))))
+        mm = shown.replace(pos=shown.pos + CAMERA_ORIGIN)
         pl = tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in self.playable)
         feats.update(zip([f'minimap/{n}' for n in o.minimap_features],
                          _layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True,
-                                 radius=self.radius)))
+                                 radius=self.radius, camera=CAMERA_ORIGIN + cam, vision=see(-CAMERA_ORIGIN))))
         av = available(u)
         feats['available_actions'] = jnp.where(jnp.asarray(self._impl) >= 0, av[jnp.maximum(jnp.asarray(self._impl), 0)], False)
         army = (u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMED)[u.kind]).sum()
@@ -479,22 +536,36 @@ class MiniGame:
 
     # -- reset / step ----------------------------------------------------------------------------------------------
     def reset(self, key):
-        s = GameState(self.new_units(key), jnp.zeros((), jnp.int32), jnp.zeros(()), jnp.zeros((), jnp.int32))
+        u = self.new_units(key)
+        cam = jnp.asarray(self.camera_start, jnp.float32) if self.camera_moves else None
+        seen = self.explore(u, jnp.zeros((int(MAP_UNITS),) * 2, bool)) if self.fog else None
+        s = GameState(u, jnp.zeros((), jnp.int32), jnp.zeros(()), jnp.zeros((), jnp.int32), cam, seen)
         return self.observe(s), s
 
-    def apply_action(self, u: Units, action) -> Units:
+    def move_camera(self, camera, u: Units, action):
+        "The screen's corner after `action`: a `move_camera` the game offers centres it on the minimap point."
+        if not self.camera_moves: return camera
+        slot = jnp.asarray(self._impl)[action[0]]
+        ok = (slot == IMPLEMENTED.index(1)) & available(u)[jnp.maximum(slot, 0)]
+        lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)   # the view's centre stays over the playable area
+        centre = jnp.clip(minimap_point(action[self._arg['minimap']], self.options.minimap_size), lo, hi)
+        return jnp.where(ok, centre - SCREEN_UNITS / 2, camera)
+
+    def apply_action(self, u: Units, action, camera=None) -> Units:
         """The chosen pysc2 function call, when the game offers it now (anything else is a no_op); a point outside the
-        playable area sends units to its edge (units cannot leave it)."""
+        playable area sends units to its edge (units cannot leave it). Screen points are on the screen whose corner
+        is `camera`; under fog of war a click finds only the enemies the player sees."""
         res = self.options.screen_size
         slot = jnp.asarray(self._impl)[action[0]]
         ok = (slot >= 0) & available(u)[jnp.maximum(slot, 0)]
         arg = lambda n: action[self._arg[n]] if n in self._arg else jnp.int32(0)
-        p = lambda n: screen_point(arg(n), res)
+        cam = jnp.zeros(2, jnp.float32) if camera is None else camera
+        p = lambda n: screen_point(arg(n), res) + cam
         m = lambda: minimap_point(arg('minimap'), self.options.minimap_size)
         q = lambda: arg('queued')
         follows, r = self.sim_options.move_follows, self.radius
         call = {0: lambda u: u,
-                1: lambda u: u,   # move_camera: the maps lock the camera (CameraLockInput), so it stays put
+                1: lambda u: u,   # move_camera: no unit moves (`move_camera` moves the screen where a map lets it)
                 2: lambda u: _select_point(u, arg('select_point_act'), p('screen'), res, r),
                 3: lambda u: _select_rect(u, arg('select_add'), p('screen'), p('screen2'), r),
                 4: lambda u: _control_group(u, arg('control_group_act'), arg('control_group_id')),
@@ -507,22 +578,25 @@ class MiniGame:
                 334: lambda u: _command(u, q(), m(), None, 'patrol', radius=r),
                 451: lambda u: _command(u, q(), p('screen'), res, 'smart', follows, r),
                 452: lambda u: _command(u, q(), m(), None, 'smart', radius=r)}
-        u = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in IMPLEMENTED], u)
+        alive = u.alive
+        if self.fog: u = u.replace(alive=alive & self.visible(u))   # what the player can click on
+        u = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in IMPLEMENTED], u).replace(alive=alive)
         lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
         return u.replace(goal=jnp.clip(u.goal, lo, hi), q_goal=jnp.clip(u.q_goal, lo, hi))
 
     def step(self, key, s: GameState, action):
         "One agent step: the action, then `step_mul` game loops. Returns (obs, state, reward, terminated, truncated)."
-        u = self.apply_action(s.units, action)
-        draws = self.draw(key)
+        u = self.apply_action(s.units, action, s.camera)
+        camera = self.move_camera(s.camera, s.units, action)
+        draws = self.draw(key, u)
         def loop(carry, _):
             u, reward, ended, extra = carry
-            u = game_loop(u, self.radius, bool(self.sim_options.collisions))
+            u = game_loop(u, self.radius, bool(self.sim_options.collisions), bool(self.sim_options.call_for_help))
             u, r, end, extra = self.rules(u, draws, extra)
             return (u, reward + r, ended | end, extra), None
         (u, reward, ended, extra), _ = jax.lax.scan(
             loop, (u, jnp.zeros(()), jnp.zeros((), bool), s.extra), None, length=self.options.step_mul)
-        s = GameState(u, s.step + 1, s.score + reward, extra)
+        s = GameState(u, s.step + 1, s.score + reward, extra, camera, self.explore(u, s.seen) if self.fog else None)
         done = ended | (s.step >= self.max_steps)
         return self.observe(s), s, reward, done, jnp.zeros((), bool)
 
@@ -543,7 +617,7 @@ class MoveToBeacon(MiniGame):
         return make_units([MARINE, BEACON], jnp.concatenate([marine, self._beacon(k2, marine)]), [True, True],
                           self.sim_options.order_queue)
 
-    def draw(self, key): return self.candidate_points(key, 1, self.beacon_area)   # where the beacon may respawn
+    def draw(self, key, u=None): return self.candidate_points(key, 1, self.beacon_area)   # where the beacon may respawn
 
     def rules(self, u, draws, extra):
         reach = self.reach + (float(self.radius[MARINE]) if self.sim_options.reach_footprint else 0.)
@@ -565,7 +639,7 @@ class CollectMineralShards(MiniGame):
         return make_units([MARINE] * 2 + [SHARD] * N_SHARDS, jnp.concatenate([marines, shards]), [True] * (2 + N_SHARDS),
                           self.sim_options.order_queue)
 
-    def draw(self, key): return self.candidate_points(key, N_SHARDS, self.shard_area)   # where shards may respawn
+    def draw(self, key, u=None): return self.candidate_points(key, N_SHARDS, self.shard_area)   # where shards may respawn
 
     def rules(self, u, draws, extra):
         reach = float(self.radius[MARINE] + self.radius[SHARD])
@@ -612,7 +686,7 @@ class DefeatRoaches(MiniGame):
         alive = u.alive.at[:9].set(True)                                            # ... and 9 marines
         return u.replace(alive=alive, selected=alive & (jnp.arange(alive.shape[0]) < MAX_MARINES))
 
-    def draw(self, key): return self._lines(key)   # where the next wave would line up
+    def draw(self, key, u=None): return self._lines(key)   # where the next wave would line up
 
     def rules(self, u, draws, extra):
         m, r = slice(0, MAX_MARINES), slice(MAX_MARINES, None)
@@ -653,7 +727,83 @@ class DefeatZerglingsAndBanelings(DefeatRoaches):
     fresh_marines = 4
     kill_reward = 5.
 
+N_SQUAD, N_ZERGLINGS = 3, 25
+
+class FindAndDefeatZerglings(MiniGame):
+    """The map's script (MapScript.galaxy, Regions): three marines (preselected) around the playable area's centre,
+    25 zerglings that stand still until they fight, fog of war, a camera the player moves; +1 per zergling killed,
+    -1 per marine lost; when all 25 are dead, 25 more anywhere at least 9 from every marine; the episode ends after
+    180 s or when no marine is left."""
+    name = 'FindAndDefeatZerglings'
+    playable = ((-11., -7.), (33., 25.))    # "Playable Space": world x 10-54, y 12-44, in screen units
+    centre = (11., 9.)                       # its centre, world (32, 28)
+    spawn_area = ((-10., -6.), (32., 24.))   # "Zergling Spawn Region": world x 11-53, y 13-43 ...
+    spawn_hole = 10.5                        # ... less a disc of this radius on the centre
+    ring = (7.5, 9.5)                        # "Zergling Spawn Inner": the ring the second zergling stands in
+    camera_start = (-1., 0.)                 # CameraPan to 3 south of the centre: the screen shows world x 20-44
+    camera_moves, fog = True, True           # no CameraLockInput in this map's script; fog of war is on
+    episode_loops = 180 * 16                 # TimerStart(..., 180.0, ..., c_timeGame): 180 game seconds
+
+    def _place(self, cand, away, min_dist, allowed):
+        """The script's loop over tries `cand` [n, 64, 2]: each point in turn takes its first `allowed` try at least
+        `min_dist` from `away` and from every point placed before it (the farthest allowed try if none is)."""
+        d = jnp.linalg.norm(cand[:, :, None] - away[None, None] + 1e-12, axis=-1).min(-1)   # [n, 64]
+        def one(d, i):
+            row = jnp.where(allowed[i], d[i], -jnp.inf)
+            ok = row >= min_dist
+            pt = cand[i, jnp.where(ok.any(), jnp.argmax(ok), jnp.argmax(row))]
+            return jnp.minimum(d, jnp.linalg.norm(cand - pt + 1e-12, axis=-1)), pt
+        return jax.lax.scan(one, d, jnp.arange(cand.shape[0]), unroll=True)[1]   # unrolled: 2x faster on a CPU
+
+    def new_units(self, key):
+        k1, k2, k3, k4, k5 = jax.random.split(key, 5)
+        c = jnp.asarray(self.centre)
+        polar = lambda r, a: c + r[..., None] * jnp.stack([jnp.cos(a), -jnp.sin(a)], -1)   # rows run south
+        marines = polar(jnp.ones(3), jnp.deg2rad(120. * jnp.arange(1, 4) + 90.))
+        first = polar(jax.random.uniform(k1, (1,), minval=8., maxval=9.), jax.random.uniform(k2, (1,)) * 2 * jnp.pi)
+        ring = polar(jnp.sqrt(jax.random.uniform(k3, (1, 64), minval=self.ring[0] ** 2, maxval=self.ring[1] ** 2)),
+                     jax.random.uniform(k4, (1, 64)) * 2 * jnp.pi)
+        cand = jnp.concatenate([ring, self.candidate_points(k5, N_ZERGLINGS - 2, self.spawn_area)])
+        outside = jnp.concatenate([jnp.ones((1, 64), bool), jnp.linalg.norm(cand[1:] - c, axis=-1) >= self.spawn_hole])
+        zerglings = self._place(cand, first, 5., outside)
+        u = make_units([MARINE] * N_SQUAD + [ZERGLING] * N_ZERGLINGS,
+                       jnp.concatenate([marines, first, zerglings]), [True] * (N_SQUAD + N_ZERGLINGS),
+                       self.sim_options.order_queue)
+        return u.replace(selected=jnp.arange(N_SQUAD + N_ZERGLINGS) < N_SQUAD)
+
+    def draw(self, key, u=None):
+        """Where a new set would stand: the first zergling at least 9 from every marine, each next one also at least 5
+        from those before it (the script's loops; the marines as the step found them, at most 8 loops before the
+        set is needed)."""
+        m = jnp.where(u.alive[:N_SQUAD, None], u.pos[:N_SQUAD], -1e4)
+        cand = self.candidate_points(key, N_ZERGLINGS, self.playable)
+        far = jnp.linalg.norm(cand[:, :, None] - m[None, None] + 1e-12, axis=-1).min(-1) >= 9.
+        first = self.pick_points(cand[:1], m, 9.)
+        return jnp.concatenate([first, self._place(cand[1:], first, 5., far[1:])])
+
+    def rules(self, u, draws, extra):
+        m, z = slice(0, N_SQUAD), slice(N_SQUAD, None)
+        dead_now = (u.hp <= 0) & (u.hp > -1e8) & ~u.alive     # died this loop (counted once, as DefeatRoaches does)
+        reward = dead_now[z].sum() - 1. * dead_now[m].sum()
+        u = u.replace(hp=jnp.where(dead_now, -1e9, u.hp))
+        new_set = ~u.alive[z].any()
+        zpos = jnp.where(new_set, draws, u.pos[z])
+        rows = jnp.arange(N_SQUAD + N_ZERGLINGS) >= N_SQUAD
+        fresh = new_set & rows
+        pos = jnp.concatenate([u.pos[m], zpos])
+        # orders aimed at a zergling of the old set end (its row now holds a new zergling elsewhere)
+        stale = new_set & (u.target >= N_SQUAD)
+        q_stale = new_set & (u.q_target >= N_SQUAD)
+        u = u.replace(pos=pos, alive=u.alive | fresh, hp=jnp.where(fresh, KIND['max_hp'][ZERGLING], u.hp),
+                      order=jnp.where(fresh | stale, IDLE, u.order), target=jnp.where(fresh | stale, -1, u.target),
+                      goal=jnp.where(fresh[:, None], pos, u.goal), home=jnp.where(fresh[:, None], pos, u.home),
+                      q_order=jnp.where(fresh[:, None], IDLE, jnp.where(q_stale, ATTACK_MOVE, u.q_order)),
+                      q_target=jnp.where(fresh[:, None] | q_stale, -1, u.q_target),
+                      cooldown=jnp.where(fresh, 0., u.cooldown))
+        return u, reward, ~u.alive[m].any(), extra + new_set.astype(jnp.int32)
+
 MINIGAMES = {'MoveToBeacon': MoveToBeacon, 'CollectMineralShards': CollectMineralShards,
+             'FindAndDefeatZerglings': FindAndDefeatZerglings,
              'DefeatRoaches': DefeatRoaches, 'DefeatZerglingsAndBanelings': DefeatZerglingsAndBanelings}
 
 # %% ../../nbs/18_minigames.ipynb #c030
@@ -718,6 +868,32 @@ def scripted_policy(game: MiniGame):
             all_on_it = jnp.all(~marines | ((u.order[:MAX_MARINES] == ATTACK_UNIT) & (u.target[:MAX_MARINES] == weakest)))
             return pick([(marines & ~u.selected[:MAX_MARINES]).any(), all_on_it],
                         [_call(game, 7), _call(game, 0), _call(game, 12, screen=_pixel(u.pos[weakest], res))])
+    elif isinstance(game, FindAndDefeatZerglings):
+        mres = game.options.minimap_size
+        mps = MAP_UNITS / mres
+        def mpixel(pos):   # the flat minimap index of the pixel holding screen point `pos`
+            x, y = jnp.clip(jnp.floor((pos + CAMERA_ORIGIN) / mps), 0, mres - 1).astype(jnp.int32)
+            return y * mres + x
+        # the map's own exploration points, in its demo AI's order: the centres of its regions TL, Top, TR, Right, BR,
+        # Bottom, BL, Left (world (17.93, 37.03) ...), in screen units
+        tour = jnp.array([[-3.07, -0.03], [10.78, -0.07], [25.15, -0.12], [24.98, 10.42], [25.04, 18.07],
+                          [11.01, 18.05], [-3.09, 18.01], [-3.06, 9.39]], jnp.float32)
+        def policy(s, key):
+            u = s.units
+            marines, zerg = u.alive[:N_SQUAD], u.alive[N_SQUAD:]
+            centre = (u.pos[:N_SQUAD] * marines[:, None]).sum(0) / jnp.maximum(marines.sum(), 1)
+            seen_z = zerg & game.visible(u)[N_SQUAD:]
+            dz = jnp.linalg.norm(u.pos[N_SQUAD:] - centre + 1e-12, axis=-1)
+            cell = jnp.clip(jnp.floor(tour + CAMERA_ORIGIN), 0, MAP_UNITS - 1).astype(jnp.int32)
+            unexplored = ~s.seen[cell[:, 1], cell[:, 0]]
+            dt = jnp.where(unexplored, jnp.linalg.norm(tour - centre + 1e-12, axis=-1), jnp.inf)
+            goal = jnp.where(seen_z.any(), u.pos[N_SQUAD + jnp.argmin(jnp.where(seen_z, dz, jnp.inf))],
+                             jnp.where(unexplored.any(), tour[jnp.argmin(dt)],
+                                       u.pos[N_SQUAD + jnp.argmin(jnp.where(zerg, dz, jnp.inf))]))
+            lead = jnp.argmax(marines)
+            heading = (mpixel(u.goal[lead]) == mpixel(goal)) & (u.order[lead] != IDLE)
+            return pick([(marines & ~u.selected[:N_SQUAD]).any(), heading],
+                        [_call(game, 7), _call(game, 0), _call(game, 13, minimap=mpixel(goal))])
     else: raise ValueError(f"No scripted policy for {type(game).__name__}.")
     return policy
 
