@@ -63,11 +63,11 @@ def _stop_hold():
     "Patch MiniGame.apply_action and observe: Stop_quick / HoldPosition_quick offered to, and obeyed by, a selection."
     act0, obs0 = mg.MiniGame.apply_action, mg.MiniGame.observe
     def selected(u): return (u.selected & u.alive & (mg._k('owner', u.kind) == mg.SELF)).any()
-    def apply_action(self, u, action):
+    def apply_action(self, u, action, camera=None):
         fn = jnp.asarray(self.function_ids)[action[0]]
         q = action[self._arg['queued']] if 'queued' in self._arg else jnp.int32(0)
         stop = jnp.isin(fn, jnp.asarray(STOP_HOLD)) & selected(u) & (q == 0)
-        out = act0(self, u, action)   # an id the simulation does not implement is a no_op there
+        out = act0(self, u, action, camera)   # an id the simulation does not implement is a no_op there
         c = stop & out.selected & out.alive
         return out.replace(order=jnp.where(c, mg.IDLE, out.order), goal=jnp.where(c[:, None], out.pos, out.goal),
                            target=jnp.where(c, -1, out.target), home=jnp.where(c[:, None], out.pos, out.home),

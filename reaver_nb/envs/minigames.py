@@ -1,4 +1,4 @@
-"""MoveToBeacon, CollectMineralShards, DefeatRoaches and DefeatZerglingsAndBanelings as pure JAX environments with pysc2's observation layers,
+"""MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings, DefeatRoaches and DefeatZerglingsAndBanelings as pure JAX environments with pysc2's observation layers,
 function ids and Specs: `reset(key)` and `step(key, state, action)` are pure, jittable and `vmap`-able, so a whole
 training run can fuse into one XLA program."""
 
