@@ -2,6 +2,7 @@
 (run directories), on the same simulation; the rolling mean return of the last 100 episodes against frames.
 
     python lab/reaver_oracle/curves.py --oracle LOG [LOG ...] --ours RUN_DIR [RUN_DIR ...] [--out curves.png]
+    python lab/reaver_oracle/curves.py --oracle fdz.log --ours RUN --no-real --title jax:FindAndDefeatZerglings
 
 Prints a table at every 100k frames and, with --out, draws both sets of curves (matplotlib, reaver_nb's [plot]
 extra). Reaver's published real-map log (README of 2018-11-24, inoryy/reaver 8af7b05) is drawn as points.
@@ -39,18 +40,21 @@ def main(argv=None):
     ap.add_argument('--ours', nargs='+', default=[], help='reaver_nb run directories')
     ap.add_argument('--out', help='write the figure here (PNG)')
     ap.add_argument('--title', default='jax:MoveToBeacon, faithful simulation')
+    ap.add_argument('--no-real', action='store_true', help="leave out Reaver's real-map MoveToBeacon log (other maps)")
+    ap.add_argument('--every', type=int, default=100_000, help='frames between table columns')
     a = ap.parse_args(argv)
+    real = [] if a.no_real else REAL
     curves = [(f'Reaver 2.1.9 agent, {Path(p).stem}', oracle_curve(p)) for p in a.oracle] + \
              [(f'reaver_nb default, {Path(p).name}', our_curve(p)) for p in a.ours]
-    marks = list(range(100_000, 1_000_001, 100_000))
+    marks = list(range(a.every, 20 * a.every + 1, a.every))
     last = max((c[-1][0] for _, c in curves if c), default=0)
     marks = [m for m in marks if m <= last + 50_000]
     print(f"{'curve':52s}" + ''.join(f'{m // 1000:>7d}k' for m in marks) + '   final (frames)')
     for name, c in curves:
         cells = ''.join(f'{v:8.2f}' if (v := at(c, m)) is not None else f'{"-":>8s}' for m in marks)
         print(f'{name[:52]:52s}{cells}   {c[-1][1]:.2f} ({c[-1][0]:,})' if c else f'{name}: no rows')
-    print(f"{'Reaver README log, real map (8af7b05)':52s}" + ''.join(
-        f'{v:8.2f}' if (v := next((r for f, r in REAL if abs(f - m) < 10_000), None)) is not None else f'{"":8s}'
+    if real: print(f"{'Reaver README log, real map (8af7b05)':52s}" + ''.join(
+        f'{v:8.2f}' if (v := next((r for f, r in real if abs(f - m) < 10_000), None)) is not None else f'{"":8s}'
         for m in marks))
     if a.out:
         import matplotlib; matplotlib.use('Agg')
@@ -59,7 +63,7 @@ def main(argv=None):
         for name, c in curves:
             ax.plot([f for f, _ in c], [r for _, r in c], label=name,
                     color='tab:red' if name.startswith('Reaver') else 'tab:blue', alpha=0.8, lw=1.2)
-        ax.plot([f for f, _ in REAL], [r for _, r in REAL], 'k*', ms=10, label="Reaver's README log, real map")
+        if real: ax.plot([f for f, _ in real], [r for _, r in real], 'k*', ms=10, label="Reaver's README log, real map")
         ax.set_xlabel('frames (agent steps, all envs)'); ax.set_ylabel('mean return, last 100 episodes')
         ax.set_title(a.title); ax.grid(alpha=0.3); ax.legend(fontsize=7, loc='center right')
         fig.tight_layout(); fig.savefig(a.out, dpi=100)

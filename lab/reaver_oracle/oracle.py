@@ -1,18 +1,22 @@
 """Oracle probe: Reaver 2.1.9's own TF A2C agent (its packaged sc2 base.gin + MoveToBeacon.gin) trained on reaver_nb's
-JAX MoveToBeacon, optionally patched toward the game (beacon drawn r, reach, game function set, 16-slot queue).
+JAX MoveToBeacon (or, with --map, another of its JAX mini-games), optionally patched toward the game (beacon drawn r, reach, game function set, 16-slot queue).
 
 Setup: the oracle venv of README.md (requirements.txt, then pip install -e <checkout> --no-deps); from the checkout:
     /work/oracle-venv/bin/python lab/reaver_oracle/oracle.py --frames 700000 --beacon-r 1.875 --reach 1.25 --functions game --queue 16
 
 Copied from shared/tools/reaver_oracle/oracle.py (the project's oracle probe, issue 28 part 1). Changed: this docstring,
 and --beacon-r goes through MiniGameOptions.beacon_radius where the simulation has that setting (a game then copies
-its radii at construction, so patching KIND no longer reaches it); the printed radius is the game's own.
+its radii at construction, so patching KIND no longer reaches it); the printed radius is the game's own; --map (issue
+30: Reaver's agent on the other maps, e.g. --map FindAndDefeatZerglings).
 """
 import argparse, dataclasses, os, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reaver_shim  # noqa: F401
 ap = argparse.ArgumentParser()
 ap.add_argument('--frames', type=int, default=600_000)
+ap.add_argument('--map', default='MoveToBeacon', help="any map of reaver_nb's MINIGAMES; Reaver's packaged <map>.gin "
+                "over its base.gin (the MoveToBeacon-only flags --beacon-r, --reach, --follows, --candidates and "
+                "--era 2018-11-19 need MoveToBeacon)")
 ap.add_argument('--n-envs', type=int, default=32)
 ap.add_argument('--beacon-r', type=float, default=None)
 ap.add_argument('--reach', type=float, default=None)
@@ -41,6 +45,10 @@ ap.add_argument('--era', default='2.1.9', choices=['2.1.9', '2018-11-19'],
                      "defaults (4 envs, batch 500: 125 steps per env per update). The feature layers and function set "
                      "stay 2.1.9's (the simulation renders those).")
 a = ap.parse_args()
+if a.map != 'MoveToBeacon' and (a.beacon_r is not None or a.reach is not None or a.follows or a.candidates
+                                or a.era != '2.1.9' or a.functions == '2018' or a.layers != '2.1.9'):
+    ap.error('--beacon-r, --reach, --follows, --candidates, --era, --functions 2018 and --layers 2018 are MoveToBeacon '
+             'probes; drop them with --map ' + a.map)
 if a.era != '2.1.9' and a.n_envs == 32: a.n_envs = 4
 
 import numpy as np, jax, jax.numpy as jnp, gin
@@ -59,7 +67,7 @@ if a.beacon_r is not None:
 if a.reach is not None: mg.MoveToBeacon.reach = a.reach
 
 cfg_dir = os.path.join(os.path.dirname(rvr.__file__), 'configs', 'sc2')
-gin.parse_config_files_and_bindings([os.path.join(cfg_dir, 'base.gin'), os.path.join(cfg_dir, 'MoveToBeacon.gin')],
+gin.parse_config_files_and_bindings([os.path.join(cfg_dir, 'base.gin'), os.path.join(cfg_dir, f'{a.map}.gin')],
                                     [f"build_fully_conv.data_format = '{a.data_format}'"])
 if a.era == '2018-11-19':
     from tensorflow.compat.v1.keras import Model
@@ -101,9 +109,11 @@ if a.layers == '2018':
     SCREEN, MINIMAP = candidates.SCREEN_2018, candidates.MINIMAP_2018
     candidates.layers_2018()
 fn_kw = dict(functions=FUNCTIONS_2018) if a.functions == '2018' else {}
-g = mg.MoveToBeacon(screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
+try: SPATIAL = gin.query_parameter('SC2Env.spatial_dim')   # FindAndDefeatZerglings.gin: 32
+except ValueError: SPATIAL = 16
+g = mg.MINIGAMES[a.map](screen_size=SPATIAL, minimap_size=SPATIAL, screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
 beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
-ref = rvr.envs.SC2Env('MoveToBeacon', spatial_dim=16, step_mul=8, **({'action_ids': list(FUNCTIONS_2018)} if a.functions == '2018' else {}), obs_features=dict(
+ref = rvr.envs.SC2Env(a.map, spatial_dim=SPATIAL, step_mul=8, **({'action_ids': list(FUNCTIONS_2018)} if a.functions == '2018' else {}), obs_features=dict(
     screen=list(SCREEN), minimap=list(MINIMAP), **{'non-spatial': ['available_actions', 'player']}))
 obs_spec, act_spec = ref.obs_spec(), ref.act_spec()
 assert list(g.function_ids) == list(ref.act_wrapper.func_ids), (g.function_ids, ref.act_wrapper.func_ids)
@@ -133,7 +143,7 @@ def step(key, s, action):
     return to_reaver(obs), s, r, done, s2.score
 
 class SimEnv(rvr.envs.base.Env):
-    def __init__(self): super().__init__('jax:MoveToBeacon'); self.key = jax.random.PRNGKey(a.seed)
+    def __init__(self): super().__init__('jax:' + a.map); self.key = jax.random.PRNGKey(a.seed)
     def start(self): pass
     def stop(self): pass
     def obs_spec(self): return obs_spec
@@ -177,8 +187,8 @@ class Quiet:   # Reaver's logger interface, printing our own row every 20 update
                   + f" t {time.time() - self.t0:.0f}s", flush=True)
 agent.logger = Quiet()
 agent.wrap_env = lambda env: env
-print(f"era {a.era}: Reaver {rvr.__version__ if hasattr(rvr, '__version__') else '2.1.9'} A2C, lr/entropy from packaged gin: "
+print(f"map {a.map}, era {a.era}: Reaver {rvr.__version__ if hasattr(rvr, '__version__') else '2.1.9'} A2C, lr/entropy from packaged gin: "
       f"entropy {gin.query_parameter('ACAgent.entropy_coef')}, clip {gin.query_parameter('ACAgent.clip_grads_norm')}, "
       f"batch {gin.query_parameter('ACAgent.batch_sz')}x{gin.query_parameter('ACAgent.traj_len')}; sim beacon r "
-      f"{beacon_r}, reach {mg.MoveToBeacon.reach}, functions {a.functions}, queue {a.queue}, follows {a.follows}, layers {a.layers}, candidates {patched}, seed {a.seed}", flush=True)
+      f"{beacon_r}, reach {getattr(g, 'reach', '-')}, functions {a.functions}, spatial {SPATIAL}, queue {a.queue}, follows {a.follows}, layers {a.layers}, candidates {patched}, seed {a.seed}", flush=True)
 agent.run(SimEnv(), a.frames // N)

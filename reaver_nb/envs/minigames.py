@@ -42,7 +42,10 @@ IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT, PATROL, FOLLOW = 0, 1, 2, 3, 4, 5
 CONTROL_GROUPS = 10              # pysc2's control_group_id 0–9
 FOLLOW_GAP = 0.5                 # a following unit stops this close (edge to edge) to the unit it follows
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
-HELP_RADIUS = 8.0                # ... or anywhere when an ally this close is being shot at
+HELP_RADIUS = 5.0                # ... or anywhere when an ally this close is being shot at: the game's rule is not
+                                 # known; 5 is the radius that best fits SC2LE's random-policy scores and the
+                                 # published FindAndDefeatZerglings scores (the sweep under "Reading the table";
+                                 # 2–5 fit, 0 and ≥ 6 do not)
 BEACON_RADIUS = 1.875            # the beacon as real feature layers draw it (10 px across at 64 x 64; see the
                                  # calibration table); each game reads its own table, `MiniGameSettings.beacon_radius`
 
