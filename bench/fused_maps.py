@@ -49,14 +49,14 @@ def main(argv=None):
     import jax
     print(f"jax {jax.__version__}, devices {jax.devices()}; {a.updates} updates per call, median of {a.repeats}", flush=True)
     out = {}
-    for m in a.maps:
-        for n in a.n_envs:
+    for n in a.n_envs:        # every map at one size, then the next size: a run cut short still covers every map
+        for m in a.maps:
             r = measure(f'jax:{m}', n, a.updates, a.repeats)
             out[f'{m}|{n}'] = r
-            print(f"jax:{m:<22} {r['agent']} {n:>5} envs  {r['median']:>12,.0f} frames/s  (runs "
+            print(f"jax:{m:<27} {r['agent']} {n:>5} envs  {r['median']:>12,.0f} frames/s  (runs "
                   f"{', '.join(f'{x:,.0f}' for x in r['runs'])}; compile + first call {r['first_s']:.1f} s)", flush=True)
-    if a.json:
-        with open(a.json, 'w') as f: json.dump(out, f, indent=1)
+            if a.json:        # written after every measurement, so a time limit loses none of them
+                with open(a.json, 'w') as f: json.dump(out, f, indent=1)
 
 
 if __name__ == '__main__':

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The GPU checks of issue 30 in one command (about 6-8 minutes on one GPU; each part has its own time limit):
-#   1. fused training frames/s of every JAX mini-game at 32, 256, 1024 and 4096 envs (bench/fused_maps.py);
+# The GPU checks of issue 30 in one command, sized for a 10-minute call (each part has its own time limit, T1-T4 in
+# seconds, which the environment may override; what a part measured before its limit is kept):
+#   1. fused training frames/s of every JAX mini-game at 32, 4096, 1024 and 256 envs (bench/fused_maps.py; the
+#      extremes first, every map at one size before the next size);
 #   2. the fused / host ratio on jax:MoveToBeacon (bench/fused.py's minigame section; target >= 20x on a GPU);
 #   3. the wall time of the default `reaver train` (A2C on jax:MoveToBeacon, 600k frames) until its rolling return
 #      first reaches 25, and the 100-episode `reaver test` score of its last weights.
@@ -12,10 +14,10 @@ set -uo pipefail
 OUT=${OUT:-bench_gpu_out}
 mkdir -p "$OUT"
 if [ -n "${QUICK:-}" ]; then
-  ENVS="16"; UPD=2; REP=1; FUSED_ARGS="--quick"; STEPS=20480; T1=300; T2=300; T3=300
+  ENVS="16"; UPD=2; REP=1; FUSED_ARGS="--quick"; STEPS=20480; T1=${T1:-300}; T2=${T2:-300}; T3=${T3:-300}; T4=${T4:-120}
 else
-  ENVS="32 256 1024 4096"; UPD=20; REP=3; FUSED_ARGS="--n-envs 256 --host-workers 8 --seeds 1 --repeats 3"
-  STEPS=600000; T1=240; T2=150; T3=200
+  ENVS="32 4096 1024 256"; UPD=10; REP=3; FUSED_ARGS="--n-envs 256 --host-workers 8 --seeds 1 --repeats 3"
+  STEPS=600000; T1=${T1:-180}; T2=${T2:-120}; T3=${T3:-150}; T4=${T4:-75}
 fi
 status=0
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi";
@@ -35,8 +37,8 @@ start=$(date +%s.%N)
 timeout $T3 reaver train --steps $STEPS --seed 0 --run-id gpu_default --results-dir "$OUT/results" \
   > "$OUT/default.txt" 2>&1 || { echo "part 3 failed or ran past ${T3}s"; status=1; }
 end=$(date +%s.%N)
-timeout 120 reaver test gpu_default --results-dir "$OUT/results" >> "$OUT/default.txt" 2>&1 \
-  || { echo "the test of part 3 failed or ran past 120s"; status=1; }
+timeout $T4 reaver test gpu_default --results-dir "$OUT/results" >> "$OUT/default.txt" 2>&1 \
+  || { echo "the test of part 3 failed or ran past ${T4}s"; status=1; }
 tail -3 "$OUT/default.txt"
 python - "$OUT/results/gpu_default" "$start" "$end" <<'EOF' | tee "$OUT/default_summary.txt"
 import json, sys
