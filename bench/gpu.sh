@@ -10,6 +10,7 @@
 # bench_gpu_out/): one .txt and one .json per part, and the run directory of part 3.
 #   bash bench/gpu.sh              # on the GPU machine
 #   QUICK=1 bash bench/gpu.sh      # a CPU smoke run of the same script (tiny sizes, a minute or two)
+#   PARTS=12 bash bench/gpu.sh     # only parts 1 and 2
 set -uo pipefail
 OUT=${OUT:-bench_gpu_out}
 mkdir -p "$OUT"
@@ -20,17 +21,23 @@ else
   STEPS=600000; T1=${T1:-180}; T2=${T2:-120}; T3=${T3:-150}; T4=${T4:-75}
 fi
 status=0
+PARTS=${PARTS:-123}
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || echo "no nvidia-smi";
   python -c "import jax; print('jax', jax.__version__, jax.devices())"; } | tee "$OUT/machine.txt"
 
+if [[ $PARTS == *1* ]]; then
 echo "== 1. fused training frames/s per map (envs: $ENVS)"
 timeout $T1 python bench/fused_maps.py --n-envs $ENVS --updates $UPD --repeats $REP --json "$OUT/fused_maps.json" \
   | tee "$OUT/fused_maps.txt" || { echo "part 1 failed or ran past ${T1}s"; status=1; }
+fi
 
+if [[ $PARTS == *2* ]]; then
 echo "== 2. fused / host on jax:MoveToBeacon"
 timeout $T2 python bench/fused.py --only minigame $FUSED_ARGS --json "$OUT/fused_host.json" \
   | tee "$OUT/fused_host.txt" || { echo "part 2 failed or ran past ${T2}s"; status=1; }
+fi
 
+if [[ $PARTS == *3* ]]; then
 echo "== 3. the default reaver train until a rolling return of 25"
 rm -rf "$OUT/results/gpu_default"
 start=$(date +%s.%N)
@@ -53,4 +60,5 @@ ev = run / 'evaluation.json'
 if ev.exists():
     e = json.loads(ev.read_text()); print(f"test: {e['mean']:.2f} +- {e['std']:.2f} over {e['episodes']} episodes")
 EOF
+fi
 exit $status
