@@ -15,7 +15,7 @@ import reaver_shim  # noqa: F401
 ap = argparse.ArgumentParser()
 ap.add_argument('--frames', type=int, default=600_000)
 ap.add_argument('--map', default='MoveToBeacon', help="any map of reaver_nb's MINIGAMES; Reaver's packaged <map>.gin "
-                "over its base.gin (the MoveToBeacon-only flags --beacon-r, --reach, --follows, --candidates and "
+                "over its base.gin, base.gin alone where Reaver packages none (the MoveToBeacon-only flags --beacon-r, --reach, --follows, --candidates and "
                 "--era 2018-11-19 need MoveToBeacon)")
 ap.add_argument('--n-envs', type=int, default=32)
 ap.add_argument('--beacon-r', type=float, default=None)
@@ -67,8 +67,11 @@ if a.beacon_r is not None:
 if a.reach is not None: mg.MoveToBeacon.reach = a.reach
 
 cfg_dir = os.path.join(os.path.dirname(rvr.__file__), 'configs', 'sc2')
-gin.parse_config_files_and_bindings([os.path.join(cfg_dir, 'base.gin'), os.path.join(cfg_dir, f'{a.map}.gin')],
-                                    [f"build_fully_conv.data_format = '{a.data_format}'"])
+# Reaver 2.1.9 packages MoveToBeacon.gin and FindAndDefeatZerglings.gin only; any other map trains on base.gin alone,
+# as Reaver's own `python -m reaver.run --env <map>` does when no <map>.gin exists
+GIN_FILES = [os.path.join(cfg_dir, f) for f in ('base.gin', f'{a.map}.gin') if os.path.exists(os.path.join(cfg_dir, f))]
+print('Reaver configs:', ', '.join(os.path.basename(f) for f in GIN_FILES), flush=True)
+gin.parse_config_files_and_bindings(GIN_FILES, [f"build_fully_conv.data_format = '{a.data_format}'"])
 if a.era == '2018-11-19':
     from tensorflow.compat.v1.keras import Model
     from tensorflow.compat.v1.keras.layers import Input, Dense, Embedding, Conv2D, Flatten, Lambda
