@@ -78,8 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument('--results-dir', default='results', help='where run directories live')
     e.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
     c = sub.add_parser('compare', formatter_class=fmt, help='tested runs next to the published scores of their maps')
-    c.add_argument('runs', nargs='+', metavar='RUN', help='run ids (under --results-dir) or run directories, '
-                   'each tested with `reaver test`')
+    c.add_argument('runs', nargs='*', metavar='RUN', help='run ids (under --results-dir) or run directories, '
+                   'each tested with `reaver test` (none: only the published table, with --all-maps)')
     c.add_argument('--all-maps', action='store_true', help="also list the published scores of the seven mini-games "
                    'no run played')
     c.add_argument('--results-dir', default='results', help='where run directories live')
@@ -152,6 +152,9 @@ def main(argv=None) -> int:
         a.run = a.run or a.run_id
         if not a.run: p.exit(2, f"reaver {a.command}: error: name the run: `reaver {a.command} RUN` (see "
                                 f"`reaver {a.command} --help`)\n")
+    if a.command == 'compare' and not a.runs and not a.all_maps:
+        p.exit(2, "reaver compare: error: name the tested runs (`reaver compare RUN ...`), or add --all-maps for the "
+                  "published scores of the seven mini-games alone\n")
     if a.command == 'sc2':
         if a.action == 'doctor': return main(['doctor', *a.rest])
         from reaver_nb.sc2.installer import cli
