@@ -76,8 +76,11 @@ def check_jax_env(env_id: str) -> str:
     if env_id.startswith(JAX_PREFIX):
         name = env_id[len(JAX_PREFIX):]
         if name not in MINIGAMES:
+            later = (f" {name} is an SC2LE mini-game the JAX simulation does not have yet (it needs an economy of "
+                     f"workers, buildings and supply): train it on the real game, `--env {name}` (StarCraft II: "
+                     f"`reaver sc2 install`).") if name in ('CollectMineralsAndGas', 'BuildMarines') else ''
             raise ValueError(f"Unknown JAX mini-game {name!r}: choose one of "
-                             f"{', '.join(JAX_PREFIX + n for n in MINIGAMES)}.")
+                             f"{', '.join(JAX_PREFIX + n for n in MINIGAMES)}.{later}")
         return env_id
     if env_id.startswith(GYMNAX_PREFIX):
         GymnaxEnv(env_id[len(GYMNAX_PREFIX):])   # raises with the list of gymnax ids
