@@ -12,6 +12,9 @@ each is a plausible reading of what the real game does where the map files are s
   function set holds (`SC2Env.action_ids` at ef2fb8a), stop the selected units now: orders and queue cleared (on
   MoveToBeacon, with no enemy, holding is stopping). Queued (`queued = 1`) they do nothing here. Only matters with a
   function set that holds them (oracle.py `--functions 2018`).
+- `preselect`: the marine starts selected, as the other mini-games' scripts select their units at the start
+  (DefeatRoaches, FindAndDefeatZerglings; MoveToBeacon's script creates the marine and selects nothing, so the
+  simulation starts it unselected). Reaver's agent learns those maps' simulations within 10k-40k frames.
 - `beacon_hp`: the beacon has hit points, so `unit_hit_points_ratio` draws it at 255 like a unit at full health (the
   simulation draws 0: no vitals); a real render of that layer would settle it.
 
@@ -20,7 +23,7 @@ each is a plausible reading of what the real game does where the map files are s
 import jax.numpy as jnp
 import reaver_nb.envs.minigames as mg
 
-CANDIDATES = ('deselect', 'beacon_select', 'beacon_hp', 'stop_hold')
+CANDIDATES = ('deselect', 'beacon_select', 'beacon_hp', 'stop_hold', 'preselect')
 STOP_HOLD = (274, 453)   # HoldPosition_quick, Stop_quick
 
 def _select_point_factory(deselect: bool, beacon_select: bool):
@@ -57,7 +60,16 @@ def apply(names):
     if 'deselect' in names: mg._select_rect = _select_rect_factory()
     if 'beacon_hp' in names: mg.KIND['max_hp'][mg.BEACON] = 1.0   # full health: drawn at 255
     if 'stop_hold' in names: _stop_hold()
+    if 'preselect' in names: _preselect()
     return sorted(names)
+
+def _preselect():
+    "Patch MoveToBeacon.new_units: the marine (row 0) starts selected."
+    new0 = mg.MoveToBeacon.new_units
+    def new_units(self, key):
+        u = new0(self, key)
+        return u.replace(selected=u.selected.at[0].set(True))
+    mg.MoveToBeacon.new_units = new_units
 
 def _stop_hold():
     "Patch MiniGame.apply_action and observe: Stop_quick / HoldPosition_quick offered to, and obeyed by, a selection."
