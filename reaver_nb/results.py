@@ -11,6 +11,7 @@ import scipy.stats
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from .sc2.installer import MINI_GAMES
 
 # %% auto #0
 __all__ = ['SOURCES', 'MINIGAMES', 'published_table', 'map_name', 'load_evaluation', 'verdict', 'Table', 'Comparison', 'compare',
@@ -119,8 +120,7 @@ def _fmt_pub(p):
     if p.get('min') is not None and p.get('max') is not None: s += f" [{p['min']:g}, {p['max']:g}]"
     return s
 
-MINIGAMES = ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings', 'DefeatRoaches',
-             'DefeatZerglingsAndBanelings', 'CollectMineralsAndGas', 'BuildMarines')
+MINIGAMES = MINI_GAMES   # SC2LE's seven, in the order of its tables
 
 # %% ../nbs/21_results.ipynb #c013cx
 def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:

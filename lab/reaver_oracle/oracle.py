@@ -15,8 +15,8 @@ import reaver_shim  # noqa: F401
 ap = argparse.ArgumentParser()
 ap.add_argument('--frames', type=int, default=600_000)
 ap.add_argument('--map', default='MoveToBeacon', help="any map of reaver_nb's MINIGAMES; Reaver's packaged <map>.gin "
-                "over its base.gin, base.gin alone where Reaver packages none (the MoveToBeacon-only flags --beacon-r, --reach, --follows, --candidates and "
-                "--era 2018-11-19 need MoveToBeacon)")
+                "over its base.gin, base.gin alone where Reaver packages none (the MoveToBeacon-only flags "
+                "--beacon-r, --reach, --follows, --candidates and --era 2018-11-19 need MoveToBeacon)")
 ap.add_argument('--n-envs', type=int, default=32)
 ap.add_argument('--beacon-r', type=float, default=None)
 ap.add_argument('--reach', type=float, default=None)

@@ -13,6 +13,7 @@ import jax, jax.numpy as jnp
 from ..spec import Space, Spec
 from .base import Env
 from .sc2 import SC2Options, SC2Settings
+from ..sc2.installer import MINI_GAMES
 from .minigames import MINIGAMES, MiniGameOptions, MiniGameSettings
 
 # %% auto #0
@@ -78,7 +79,7 @@ def check_jax_env(env_id: str) -> str:
         if name not in MINIGAMES:
             later = (f" {name} is an SC2LE mini-game the JAX simulation does not have yet (it needs an economy of "
                      f"workers, buildings and supply): train it on the real game, `--env {name}` (StarCraft II: "
-                     f"`reaver sc2 install`).") if name in ('CollectMineralsAndGas', 'BuildMarines') else ''
+                     f"`reaver sc2 install`).") if name in MINI_GAMES else ''
             raise ValueError(f"Unknown JAX mini-game {name!r}: choose one of "
                              f"{', '.join(JAX_PREFIX + n for n in MINIGAMES)}.{later}")
         return env_id
