@@ -57,6 +57,7 @@ tf.disable_eager_execution(); tf.disable_v2_behavior()
 tf.set_random_seed(a.seed); np.random.seed(a.seed)   # Reaver's initial weights, per seed
 import reaver as rvr
 import reaver_nb.envs.minigames as mg
+if a.map not in mg.MINIGAMES: ap.error(f"--map {a.map!r}: choose one of {', '.join(mg.MINIGAMES)}")
 import candidates
 patched = candidates.apply([c for c in a.candidates.split(',') if c])
 FUNCTIONS_2018 = (0, 1, 2, 3, 4, 6, 7, 12, 13, 140, 168, 261, 274, 331, 332, 333, 334, 451, 452, 453)
