@@ -14,7 +14,8 @@ from ..spec import Space, Spec
 from .base import Env
 from .sc2 import SC2Options, SC2Settings
 from ..sc2.installer import MINI_GAMES
-from .minigames import MINIGAMES, MiniGameOptions, MiniGameSettings
+from .minigames import MiniGameOptions, MiniGameSettings
+from .economy import ALL_MINIGAMES
 
 # %% auto #0
 __all__ = ['JAX_PREFIX', 'GYMNAX_PREFIX', 'GymnaxEnv', 'is_jax_env', 'check_jax_env', 'make_jax_env', 'JaxHostEnv',
@@ -76,12 +77,9 @@ def check_jax_env(env_id: str) -> str:
     "Return `env_id` if it names a JAX-native environment; otherwise a `ValueError` that lists what exists."
     if env_id.startswith(JAX_PREFIX):
         name = env_id[len(JAX_PREFIX):]
-        if name not in MINIGAMES:
-            later = (f" {name} is an SC2LE mini-game the JAX simulation does not have yet (it needs an economy of "
-                     f"workers, buildings and supply): train it on the real game, `--env {name}` (StarCraft II: "
-                     f"`reaver sc2 install`).") if name in MINI_GAMES else ''
+        if name not in ALL_MINIGAMES:
             raise ValueError(f"Unknown JAX mini-game {name!r}: choose one of "
-                             f"{', '.join(JAX_PREFIX + n for n in MINIGAMES)}.{later}")
+                             f"{', '.join(JAX_PREFIX + n for n in ALL_MINIGAMES)}.")
         return env_id
     if env_id.startswith(GYMNAX_PREFIX):
         GymnaxEnv(env_id[len(GYMNAX_PREFIX):])   # raises with the list of gymnax ids
@@ -93,7 +91,7 @@ def make_jax_env(env_id: str, options: SC2Options | None = None, sim: MiniGameOp
     and `MiniGameSettings`)."""
     check_jax_env(env_id)
     if env_id.startswith(GYMNAX_PREFIX): return GymnaxEnv(env_id[len(GYMNAX_PREFIX):])
-    return MINIGAMES[env_id[len(JAX_PREFIX):]](options or SC2Settings(), sim or MiniGameSettings())
+    return ALL_MINIGAMES[env_id[len(JAX_PREFIX):]](options or SC2Settings(), sim or MiniGameSettings())
 
 # %% ../../nbs/20_jax_envs.ipynb #c012
 class JaxHostEnv(Env):

@@ -21,7 +21,8 @@ from .sc2 import SC2Options, SC2Settings, function_ids, sc2_obs_spec, sc2_act_sp
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
            'SHARD', 'ZERGLING', 'BANELING', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT',
            'PATROL', 'FOLLOW', 'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND',
-           'ARMED', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
+           'SCV', 'COMMAND_CENTER', 'MINERAL_FIELD', 'VESPENE_GEYSER', 'SUPPLY_DEPOT', 'BARRACKS', 'REFINERY', 'ARMED',
+           'ARMY', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
            'N_SQUAD', 'N_ZERGLINGS', 'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'minimap_point',
            'available', 'GameState', 'MiniGameOptions', 'MiniGame', 'MoveToBeacon', 'CollectMineralShards',
            'DefeatRoaches', 'DefeatZerglingsAndBanelings', 'FindAndDefeatZerglings', 'scripted_policy', 'play',
@@ -70,7 +71,32 @@ KIND = dict(
                                  # baneling's attack is its death: 16 (+19 against light units: marines,
                                  # zerglings) to every enemy within 2.2 of it; its own side takes none; sight
                                  # (world units a unit sees under fog of war): the same pages
+KIND['worker'] = np.zeros(6, bool)
+
+# The economy maps' kinds (CollectMineralsAndGas, BuildMarines: nbs/18b), appended to KIND's columns. Costs, times,
+# supply, radii and speeds from the game's API dump (BurnySc2/sc2-techtree data.json, lab/economy/facts.md §2); a
+# mineral field's and a geyser's radius were not found: half their 2 x 1 and 3 x 3 footprints. The SCV's weapon
+# (5 damage) never fires: these maps have no enemies. Buildings have speed 0.
+SCV, COMMAND_CENTER, MINERAL_FIELD, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, REFINERY = range(6, 13)
+_ECONOMY_KIND = dict(   #  SCV              CC      field    geyser   depot  barracks refinery
+    owner=np.array([SELF,            SELF,   NEUTRAL, NEUTRAL, SELF,  SELF,    SELF], np.int32),
+    radius=np.array([0.375,          2.75,   1.0,     1.5,     1.25,  1.8125,  1.6875], np.float32),
+    speed=np.array([_per_loop(3.94), 0.,     0.,      0.,      0.,    0.,      0.], np.float32),
+    max_hp=np.array([45.,            1500.,  0.,      0.,      400.,  1000.,   500.], np.float32),
+    damage=np.array([5.,             0.,     0.,      0.,      0.,    0.,      0.], np.float32),
+    bonus_light=np.zeros(7, np.float32),
+    light=np.array([True,            False,  False,   False,   False, False,   False]),
+    armour=np.array([0.,             1.,     0.,      0.,      1.,    1.,      1.], np.float32),
+    range=np.array([0.1,             0.,     0.,      0.,      0.,    0.,      0.], np.float32),
+    cooldown=np.array([1.07 * LOOPS_PER_SECOND, 0., 0., 0.,   0.,    0.,      0.], np.float32),
+    splash=np.zeros(7, np.float32),
+    suicide=np.zeros(7, bool),
+    sight=np.array([8.,              11.,    0.,      0.,      9.,    9.,      9.], np.float32),
+    worker=np.array([True,           False,  False,   False,   False, False,   False]),
+)
+KIND = {k: np.concatenate([v, _ECONOMY_KIND[k]]) for k, v in KIND.items()}
 ARMED = KIND['damage'] > 0
+ARMY = ARMED & ~KIND['worker']   # what select_army selects: armed units that are not workers
 
 # %% ../../nbs/18_minigames.ipynb #c006ax
 class Units(struct.PyTreeNode):
@@ -268,7 +294,7 @@ def _select_rect(u, add, p1, p2, radius=None):
 
 # %% ../../nbs/18_minigames.ipynb #c014ex
 def _select_army(u, add):
-    army = u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMED)[u.kind]
+    army = u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMY)[u.kind]
     return u.replace(selected=jnp.where(add == 1, u.selected | army, army))
 
 # %% ../../nbs/18_minigames.ipynb #c014fx
@@ -322,7 +348,7 @@ def _command(u, queued, p, res, how, follows: bool = False, radius=None):
 def available(u: Units) -> jax.Array:
     "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED)."
     own = u.alive & (_k('owner', u.kind) == SELF)
-    army = (own & jnp.asarray(ARMED)[u.kind]).any()
+    army = (own & jnp.asarray(ARMY)[u.kind]).any()
     sel = (u.selected & own).any()
     always = jnp.array(True)
     return jnp.stack([always, always, always, always, always, army] + [sel] * 8)
@@ -530,12 +556,20 @@ class MiniGame:
         feats.update(zip([f'minimap/{n}' for n in o.minimap_features],
                          _layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True,
                                  radius=self.radius, camera=CAMERA_ORIGIN + cam, vision=see(-CAMERA_ORIGIN))))
-        av = available(u)
+        av = self.offered(s)
         feats['available_actions'] = jnp.where(jnp.asarray(self._impl) >= 0, av[jnp.maximum(jnp.asarray(self._impl), 0)], False)
-        army = (u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMED)[u.kind]).sum()
-        feats['player'] = jnp.zeros(_PLAYER_SIZE).at[0].set(1).at[3].set(army).at[4].set(200).at[5].set(army) \
-                             .at[8].set(army)
+        feats['player'] = self.player(s)
         return tuple(jnp.asarray(feats[sp.name], sp.dtype) for sp in self.obs_spec)
+
+    def offered(self, s: GameState) -> jax.Array:
+        "Which entries of the game's implemented functions (IMPLEMENTED here) the game offers now."
+        return available(s.units)
+
+    def player(self, s: GameState) -> jax.Array:
+        "pysc2's `player` vector: player id, minerals, vespene, food used, cap, army, workers, idle workers, army count, ..."
+        u = s.units
+        army = (u.alive & (_k('owner', u.kind) == SELF) & jnp.asarray(ARMY)[u.kind]).sum()
+        return jnp.zeros(_PLAYER_SIZE).at[0].set(1).at[3].set(army).at[4].set(200).at[5].set(army).at[8].set(army)
 
     # -- reset / step ----------------------------------------------------------------------------------------------
     def reset(self, key):
@@ -923,7 +957,7 @@ def random_policy(game: MiniGame, queued: float | None = None):
     too, so one program sweeps several). A `policy(state, key)` for `play`."""
     impl = jnp.asarray(game._impl)
     def policy(s, key):
-        av = available(s.units)
+        av = game.offered(s)
         ok = jnp.where(impl >= 0, av[jnp.maximum(impl, 0)], False)
         ks = jax.random.split(key, len(game.act_spec))
         draw = lambda k, sp: (jax.random.choice(k, sp.n, p=ok / ok.sum()) if sp.name == 'function_id' else
