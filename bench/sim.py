@@ -35,7 +35,8 @@ def version(dist):
 def ours(name):
     "(reset(key, n) -> carry, step(carry, key) -> carry) for a JAX mini-game of reaver_nb, random play."
     import jax
-    from reaver_nb.envs.minigames import MINIGAMES, random_policy
+    from reaver_nb.envs.minigames import random_policy
+    from reaver_nb.envs.economy import ALL_MINIGAMES as MINIGAMES
     from reaver_nb.training.fused import vec_reset, vec_step
     game = MINIGAMES[name]()
     policy = jax.vmap(random_policy(game))
@@ -92,14 +93,14 @@ def main(argv=None):
     ap.add_argument('--n-envs', type=int, nargs='+', default=[16, 256, 1024])
     ap.add_argument('--steps', type=int, default=64, help='env steps per timed call (default 64)')
     ap.add_argument('--repeats', type=int, default=5)
-    ap.add_argument('--maps', nargs='+', default=None, help='our maps (default: every map of reaver_nb.envs.minigames)')
+    ap.add_argument('--maps', nargs='+', default=None, help='our maps (default: all seven JAX mini-games)')
     ap.add_argument('--smax', nargs='*', default=list(SMAX_MAPS), help='SMAX scenarios (default 3m 27m_vs_30m)')
     ap.add_argument('--quick', action='store_true', help='16 envs, 8 steps, 1 repeat: a smoke run')
     ap.add_argument('--json', help='also write the results to this file')
     a = ap.parse_args(argv)
     if a.quick: a.n_envs, a.steps, a.repeats = [16], 8, 1
     import jax
-    from reaver_nb.envs.minigames import MINIGAMES
+    from reaver_nb.envs.economy import ALL_MINIGAMES as MINIGAMES
     maps = a.maps or list(MINIGAMES)
     unknown = [m for m in maps if m not in MINIGAMES]
     if unknown: sys.exit(f"unknown map(s) {unknown}; choose from {list(MINIGAMES)}")

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reaver_shim  # noqa: F401
 ap = argparse.ArgumentParser()
 ap.add_argument('--frames', type=int, default=600_000)
-ap.add_argument('--map', default='MoveToBeacon', help="any map of reaver_nb's MINIGAMES; Reaver's packaged <map>.gin "
+ap.add_argument('--map', default='MoveToBeacon', help="any of reaver_nb's seven JAX mini-games; Reaver's packaged <map>.gin "
                 "over its base.gin, base.gin alone where Reaver packages none (the MoveToBeacon-only flags "
                 "--beacon-r, --reach, --follows, --candidates and --era 2018-11-19 need MoveToBeacon)")
 ap.add_argument('--n-envs', type=int, default=32)
@@ -57,7 +57,8 @@ tf.disable_eager_execution(); tf.disable_v2_behavior()
 tf.set_random_seed(a.seed); np.random.seed(a.seed)   # Reaver's initial weights, per seed
 import reaver as rvr
 import reaver_nb.envs.minigames as mg
-if a.map not in mg.MINIGAMES: ap.error(f"--map {a.map!r}: choose one of {', '.join(mg.MINIGAMES)}")
+from reaver_nb.envs.economy import ALL_MINIGAMES
+if a.map not in ALL_MINIGAMES: ap.error(f"--map {a.map!r}: choose one of {', '.join(ALL_MINIGAMES)}")
 import candidates
 patched = candidates.apply([c for c in a.candidates.split(',') if c])
 FUNCTIONS_2018 = (0, 1, 2, 3, 4, 6, 7, 12, 13, 140, 168, 261, 274, 331, 332, 333, 334, 451, 452, 453)
@@ -115,7 +116,7 @@ if a.layers == '2018':
 fn_kw = dict(functions=FUNCTIONS_2018) if a.functions == '2018' else {}
 try: SPATIAL = gin.query_parameter('SC2Env.spatial_dim')   # FindAndDefeatZerglings.gin: 32
 except ValueError: SPATIAL = 16
-g = mg.MINIGAMES[a.map](screen_size=SPATIAL, minimap_size=SPATIAL, screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
+g = ALL_MINIGAMES[a.map](screen_size=SPATIAL, minimap_size=SPATIAL, screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
 beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
 ref = rvr.envs.SC2Env(a.map, spatial_dim=SPATIAL, step_mul=8, **({'action_ids': list(FUNCTIONS_2018)} if a.functions == '2018' else {}), obs_features=dict(
     screen=list(SCREEN), minimap=list(MINIMAP), **{'non-spatial': ['available_actions', 'player']}))
