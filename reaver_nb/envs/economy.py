@@ -10,10 +10,10 @@ import jax, jax.numpy as jnp
 from fastcore.basics import patch
 from flax import struct
 from .minigames import (
-    KIND, ARMY, CORE, SELF, IDLE, MOVE, ATTACK_MOVE, PATROL, FOLLOW, IMPLEMENTED, SCREEN_UNITS, MINIGAMES,
+    KIND, ARMY, SELF, IDLE, MOVE, ATTACK_MOVE, PATROL, FOLLOW, IMPLEMENTED, SCREEN_UNITS, MAP_UNITS, CAMERA_ORIGIN, MINIGAMES,
     SCV, COMMAND_CENTER, MINERAL_FIELD, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, REFINERY, MARINE,
     Units, make_units, GameState, MiniGame, screen_point, minimap_point, _k, _radius,
-    _select_point, _control_group, _select_army, _command, _next_order, _call, _pixel)
+    _select_point, _select_rect, _control_group, _select_army, _command, _next_order, _call, _pixel)
 from .sc2 import _PLAYER_SIZE
 from ..sc2.installer import MINI_GAMES
 
@@ -21,9 +21,8 @@ from ..sc2.installer import MINI_GAMES
 __all__ = ['GATHER', 'BUILD', 'LOOPS_PER_GAME_SECOND', 'MINE_LOOPS', 'PAUSE_LOOPS', 'GAS_LOOPS', 'CARRY', 'FIELD_MINERALS',
            'GEYSER_GAS', 'BOUNCE', 'CONTACT', 'QUEUE', 'COST', 'BUILD_LOOPS', 'SUPPLY', 'FOOD', 'BUILDS', 'TRAINS',
            'ECONOMY_FUNCTIONS', 'ECONOMY_IMPLEMENTED', 'COST_T', 'BUILD_T', 'SUPPLY_T', 'FOOD_T', 'ORDER', 'STATIC',
-           'WORLD_TO_SCREEN', 'CC_AT', 'LEFT_FIELDS', 'RIGHT_FIELDS', 'GEYSERS', 'SCV_OFFSETS', 'ALL_MINIGAMES',
-           'Economy', 'new_economy', 'food', 'idle_workers', 'EconomyGame', 'CollectMineralsAndGas', 'BuildMarines',
-           'economy_script']
+           'CC_AT', 'LEFT_FIELDS', 'RIGHT_FIELDS', 'GEYSERS', 'SCV_OFFSETS', 'ALL_MINIGAMES', 'Economy', 'new_economy',
+           'food', 'idle_workers', 'EconomyGame', 'CollectMineralsAndGas', 'BuildMarines', 'economy_script']
 
 # %% ../../nbs/18b_economy.ipynb #e006
 GATHER, BUILD = 6, 7          # economy orders, after IDLE ... FOLLOW: harvest (the SCV's `target` is the field or
@@ -53,7 +52,7 @@ ECONOMY_IMPLEMENTED = IMPLEMENTED + ECONOMY_FUNCTIONS
 
 # %% ../../nbs/18b_economy.ipynb #e006b
 def _table(d, default=0.):
-    t = np.full(len(KIND['owner']) , default, np.float32)
+    t = np.full(len(KIND['owner']), default, np.float32)
     for k, v in d.items(): t[k] = v
     return t
 COST_T, BUILD_T, SUPPLY_T, FOOD_T = _table(COST), _table(BUILD_LOOPS), _table(SUPPLY), _table(FOOD)
@@ -162,11 +161,10 @@ class EconomyGame(MiniGame):
     rows: dict = {}
     builds = (42, 44, 79, 91)   # the Build_* functions this map's command cards hold
     rally = False               # the command centre's new SCVs gather the first field (BuildMarines' script)
+    implemented = ECONOMY_IMPLEMENTED
 
     def __init__(self, options=None, sim=None, **overrides):
         super().__init__(options, sim, **overrides)
-        impl = {f: i for i, f in enumerate(ECONOMY_IMPLEMENTED) if self.sim_options.functions == 'game' or f in CORE}
-        self._impl = np.array([impl.get(f, -1) for f in self.function_ids], np.int32)
         starts = np.cumsum([0] + [self.rows.get(k, 0) for k in ORDER])
         self.block = {k: slice(int(a), int(b)) for k, a, b in zip(ORDER, starts[:-1], starts[1:])}
         self.kinds = np.concatenate([np.full(self.rows.get(k, 0), k, np.int32) for k in ORDER])
@@ -230,14 +228,14 @@ def player(self: EconomyGame, s: GameState) -> jax.Array:
 
 # %% ../../nbs/18b_economy.ipynb #e012
 @patch
-def _site_ok(self: EconomyGame, u: Units, eco: Economy, p, kind, geyser=None):
-    "Can a building of `kind` stand at p: inside the playable area, clear of every building, field and geyser."
-    r = float(self.radius[kind])
+def _site_ok(self: EconomyGame, u: Units, eco: Economy, p, kind, geyser=-1):
+    """Can a building of `kind` stand at p: inside the playable area, clear of every building, field and geyser (but
+    row `geyser`, which a refinery covers)."""
+    r = jnp.asarray(self.radius)[kind]
     (x0, y0), (x1, y1) = self.playable
     inside = (p[0] - r >= x0) & (p[0] + r <= x1) & (p[1] - r >= y0) & (p[1] + r <= y1)
     rows = self.static_rows                                   # buildings, fields, geysers: what a building can hit
-    solid = u.alive[rows]
-    if geyser is not None: solid = solid & (rows != geyser)
+    solid = u.alive[rows] & (rows != geyser)
     d = jnp.linalg.norm(u.pos[rows] - p + 1e-12, axis=-1)
     return inside & ~(solid & (d < _radius(u.kind[rows], self.radius) + r)).any()
 
@@ -291,13 +289,13 @@ def act(self: EconomyGame, s: GameState, action):
     def build(kind):
         def f(u, eco):
             pt = p('screen')
-            geyser = _under_kind(u, pt, res, _is(u, VESPENE_GEYSER), r) if kind == REFINERY else None
+            geyser = _under_kind(u, pt, res, _is(u, VESPENE_GEYSER), r) if kind == REFINERY else -1
             site = u.pos[jnp.maximum(geyser, 0)] if kind == REFINERY else pt
             good = self._site_ok(u, eco, site, kind, geyser) & ((geyser >= 0) if kind == REFINERY else True)
             d = jnp.linalg.norm(u.pos - site + 1e-12, axis=-1)
             who = (jnp.arange(self.n) == jnp.argmin(jnp.where(scv_sel, d, jnp.inf))) & scv_sel.any() & good
             u = u.replace(order=jnp.where(who, BUILD, u.order), goal=jnp.where(who[:, None], site, u.goal),
-                          target=jnp.where(who, -1 if geyser is None else geyser, u.target),
+                          target=jnp.where(who, geyser, u.target),
                           q_order=jnp.where(who[:, None], IDLE, u.q_order))
             return u, eco.replace(build=jnp.where(who, kind, eco.build))
         return f
@@ -312,7 +310,7 @@ def act(self: EconomyGame, s: GameState, action):
         return f
     call = {0: lambda u, eco: (u, eco), 1: lambda u, eco: (u, eco),
             2: lambda u, eco: (_select_point(u, arg('select_point_act'), p('screen'), res, r), eco),
-            3: lambda u, eco: (self._select_rect(u, arg('select_add'), p('screen'), p('screen2')), eco),
+            3: lambda u, eco: (_select_rect(u, arg('select_add'), p('screen'), p('screen2'), r), eco),
             4: lambda u, eco: (_control_group(u, arg('control_group_act'), arg('control_group_id')), eco),
             7: lambda u, eco: (_select_army(u, arg('select_add')), eco),
             12: command('attack', lambda: p('screen')), 13: command('attack', m, False),
@@ -328,18 +326,6 @@ def act(self: EconomyGame, s: GameState, action):
                   build=jnp.where(v.order == BUILD, e.build, -1))
     lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
     return v.replace(goal=jnp.clip(v.goal, lo, hi), q_goal=jnp.clip(v.q_goal, lo, hi)), e
-
-# %% ../../nbs/18b_economy.ipynb #e012c
-@patch
-def _select_rect(self: EconomyGame, u, add, p1, p2):
-    "select_rect: a box holding own units that move selects those alone, else the buildings in it (the game's rule)."
-    lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
-    r = _radius(u.kind, self.radius)[:, None]
-    inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & _own(u)
-    moving = inside & (_k('speed', u.kind) > 0)
-    inside = jnp.where(moving.any(), moving, inside)
-    keep = ~inside.any() & (add == 0)
-    return u.replace(selected=jnp.where(keep, u.selected, jnp.where(add == 1, u.selected | inside, inside)))
 
 # %% ../../nbs/18b_economy.ipynb #e014
 @patch
@@ -444,10 +430,9 @@ def _construct(self: EconomyGame, u: Units, eco: Economy):
     u = u.replace(pos=jnp.where(walking[:, None], new_pos, u.pos))
     arrive = walking & there
     geyser_ok = (eco.build != REFINERY) | ((u.target >= 0) & u.alive[t] & (u.kind[t] == VESPENE_GEYSER))
-    site_ok = jnp.zeros(self.n, bool)
-    for k in sorted(BUILDS.values()):                           # (only workers build: the SCV rows)
-        ok_k = jax.vmap(lambda p, g: self._site_ok(u, eco, p, k, g if k == REFINERY else None))(u.goal[W], u.target[W])
-        site_ok = site_ok.at[W].set(site_ok[W] | ((eco.build[W] == k) & ok_k))
+    geyser = jnp.where(eco.build[W] == REFINERY, u.target[W], -1)   # (only workers build: the SCV rows)
+    site_ok = jnp.zeros(self.n, bool).at[W].set(jax.vmap(lambda p, k, g: self._site_ok(u, eco, p, k, g))(
+        u.goal[W], kind[W], geyser))
     depot = (_finished(u, eco) & (u.kind == SUPPLY_DEPOT)).any()
     tech = (eco.build != BARRACKS) | depot
     cost = jnp.asarray(COST_T)[kind]
@@ -508,8 +493,10 @@ def step(self: EconomyGame, key, s: GameState, action):
     return self.observe(s), s, reward, s.step >= self.max_steps, jnp.zeros((), bool)
 
 # %% ../../nbs/18b_economy.ipynb #e016
-WORLD_TO_SCREEN = np.array([-21., 37.], np.float32)   # screen (x, row) = (world x - 21, 37 - world y): the locked camera
-def _screen(world): w = np.asarray(world, np.float32); return np.stack([w[..., 0] - 21., 37. - w[..., 1]], -1)
+def _screen(world):
+    "World (x, y) → screen (x, row) of the locked camera: minimap (x, 64 − y) less the camera's corner, (21, 27)."
+    w = np.asarray(world, np.float32)
+    return np.stack([w[..., 0], MAP_UNITS - w[..., 1]], -1) - CAMERA_ORIGIN
 CC_AT = _screen([29.8251, 28.0083])
 LEFT_FIELDS = _screen([(23, 28.5), (24, 29.5), (23, 26.5), (25, 22.5), (25, 32.5), (24, 23.5), (24, 31.5), (24, 25.5)])
 RIGHT_FIELDS = _screen([(41, 22.5), (42, 25.5), (42, 23.5), (41, 32.5), (43, 26.5), (43, 28.5), (42, 29.5), (42, 31.5)])
@@ -529,7 +516,7 @@ class _MacroEconomy(EconomyGame):
 
 class CollectMineralsAndGas(_MacroEconomy):
     name = 'CollectMineralsAndGas'
-    episode_loops = 420 * 16
+    episode_loops = 420 * LOOPS_PER_GAME_SECOND
     rows = {COMMAND_CENTER: 3, SCV: 60, MINERAL_FIELD: 16, REFINERY: 4, VESPENE_GEYSER: 4, SUPPLY_DEPOT: 12,
             BARRACKS: 4, MARINE: 8}
     def new_units(self, key):
@@ -539,7 +526,7 @@ class CollectMineralsAndGas(_MacroEconomy):
 
 class BuildMarines(_MacroEconomy):
     name = 'BuildMarines'
-    episode_loops = 900 * 16
+    episode_loops = 900 * LOOPS_PER_GAME_SECOND
     rows = {COMMAND_CENTER: 1, SCV: 40, MINERAL_FIELD: 8, SUPPLY_DEPOT: 24, BARRACKS: 12, MARINE: 160}
     builds = (42, 91)
     rally = True

@@ -13,7 +13,6 @@ import jax, jax.numpy as jnp
 from ..spec import Space, Spec
 from .base import Env
 from .sc2 import SC2Options, SC2Settings
-from ..sc2.installer import MINI_GAMES
 from .minigames import MiniGameOptions, MiniGameSettings
 from .economy import ALL_MINIGAMES
 

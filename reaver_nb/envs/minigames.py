@@ -71,7 +71,7 @@ KIND = dict(
                                  # baneling's attack is its death: 16 (+19 against light units: marines,
                                  # zerglings) to every enemy within 2.2 of it; its own side takes none; sight
                                  # (world units a unit sees under fog of war): the same pages
-KIND['worker'] = np.zeros(6, bool)
+KIND['worker'] = np.zeros(len(KIND['owner']), bool)
 
 # The economy maps' kinds (CollectMineralsAndGas, BuildMarines: nbs/18b), appended to KIND's columns. Costs, times,
 # supply, radii and speeds from the game's API dump (BurnySc2/sc2-techtree data.json, lab/economy/facts.md §2); a
@@ -286,9 +286,12 @@ def _select_point(u, act, p, res, radius=None):
 
 # %% ../../nbs/18_minigames.ipynb #c014dx
 def _select_rect(u, add, p1, p2, radius=None):
+    "A box: its own units that move if it holds any (the game leaves buildings out then), else its buildings."
     lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
     r = _radius(u.kind, radius)[:, None]
     inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & u.alive & (_k('owner', u.kind) == SELF)
+    moving = inside & (_k('speed', u.kind) > 0)
+    inside = jnp.where(moving.any(), moving, inside)
     keep = ~inside.any() & (add == 0)
     return u.replace(selected=jnp.where(keep, u.selected, jnp.where(add == 1, u.selected | inside, inside)))
 
@@ -441,6 +444,7 @@ class MiniGame:
     camera_moves = False                 # True: move_camera moves the screen (the other maps lock it: CameraLockInput)
     camera_start = (0., 0.)              # the screen's first top-left corner, in screen units
     fog = False                          # True: fog of war (enemies out of sight hidden, `visibility_map` 0/1/2)
+    implemented = IMPLEMENTED            # the pysc2 functions this game simulates (`offered` answers for each)
 
     def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
         o = options or SC2Options()
@@ -477,8 +481,8 @@ class MiniGame:
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
         self.max_steps = (o.game_steps_per_episode or self.episode_loops) // o.step_mul
-        # per slot of the function set: which IMPLEMENTED entry it is (-1: not simulated, never available)
-        impl = {f: i for i, f in enumerate(IMPLEMENTED) if self.sim_options.functions == 'game' or f in CORE}
+        # per slot of the function set: which entry of `implemented` it is (-1: not simulated, never available)
+        impl = {f: i for i, f in enumerate(self.implemented) if self.sim_options.functions == 'game' or f in CORE}
         self._impl = np.array([impl.get(f, -1) for f in self.function_ids], np.int32)
         self._arg = {n: i for i, n in enumerate(self.act_spec.names)}
 
@@ -562,7 +566,7 @@ class MiniGame:
         return tuple(jnp.asarray(feats[sp.name], sp.dtype) for sp in self.obs_spec)
 
     def offered(self, s: GameState) -> jax.Array:
-        "Which entries of the game's implemented functions (IMPLEMENTED here) the game offers now."
+        "Which entries of `self.implemented` the game offers now."
         return available(s.units)
 
     def player(self, s: GameState) -> jax.Array:
