@@ -2,6 +2,7 @@
 
 Modules:
 
+- `reaver_nb.envs.minigames`: MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings, DefeatRoaches and DefeatZerglingsAndBanelings (the economy maps: `18b_economy`) as pure JAX environments with pysc2's observation layers, function ids and Specs: `reset(key)` and `step(key, state, action)` are pure, jittable and `vmap`-able, so a whole training run can fuse into one XLA program.
 - `reaver_nb.envs.shm`: `ShmVectorEnv`: env workers write observations straight into shared memory; nothing is pickled per step.
 - `reaver_nb.envs.shm_worker`: Worker process of `ShmVectorEnv`: steps a slice of envs and writes results straight into shared memory.
 - `reaver_nb.sc2.installer`: Download and install the headless StarCraft II Linux client and its maps.

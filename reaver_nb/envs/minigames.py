@@ -1,4 +1,5 @@
-"""MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings, DefeatRoaches and DefeatZerglingsAndBanelings as pure JAX environments with pysc2's observation layers,
+"""MoveToBeacon, CollectMineralShards, FindAndDefeatZerglings, DefeatRoaches and DefeatZerglingsAndBanelings (the economy
+maps: `18b_economy`) as pure JAX environments with pysc2's observation layers,
 function ids and Specs: `reset(key)` and `step(key, state, action)` are pure, jittable and `vmap`-able, so a whole
 training run can fuse into one XLA program."""
 
@@ -349,7 +350,7 @@ def _command(u, queued, p, res, how, follows: bool = False, radius=None):
 
 # %% ../../nbs/18_minigames.ipynb #c014hx
 def available(u: Units) -> jax.Array:
-    "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED)."
+    "Which of the IMPLEMENTED functions the game offers now (bool per entry of IMPLEMENTED; the economy maps: nbs/18b)."
     own = u.alive & (_k('owner', u.kind) == SELF)
     army = (own & jnp.asarray(ARMY)[u.kind]).any()
     sel = (u.selected & own).any()
