@@ -13,7 +13,7 @@ from .minigames import (
     KIND, ARMY, SELF, IDLE, MOVE, ATTACK_MOVE, PATROL, FOLLOW, IMPLEMENTED, SCREEN_UNITS, MAP_UNITS, CAMERA_ORIGIN, MINIGAMES,
     SCV, COMMAND_CENTER, MINERAL_FIELD, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, REFINERY, MARINE,
     Units, make_units, GameState, MiniGame, screen_point, minimap_point, _k, _radius,
-    _select_point, _select_rect, _control_group, _select_army, _command, _next_order, _call, _pixel)
+    _under_mask, _select_point, _select_rect, _control_group, _select_army, _command, _next_order, _call, _pixel)
 from .sc2 import _PLAYER_SIZE
 from ..sc2.installer import MINI_GAMES
 
@@ -94,12 +94,6 @@ def food(u: Units, eco: Economy):
     return used, cap
 
 def idle_workers(u: Units): return _is(u, SCV) & (u.order == IDLE)
-
-def _under_kind(u: Units, p, res, mask, radius):
-    "Row of the unit of `mask` under screen point p (within its radius + half a pixel), nearest first; -1 if none."
-    d = jnp.linalg.norm(u.pos - p + 1e-12, axis=-1)
-    ok = mask & (d <= _radius(u.kind, radius) + 0.5 * SCREEN_UNITS / res)
-    return jnp.where(ok.any(), jnp.argmin(jnp.where(ok, d, jnp.inf)), -1)
 
 def _toward(pos, dest, speed, stop):
     "Positions after one loop's walk towards `dest`, stopping `stop` short of it; and whether each is there now."
@@ -267,15 +261,15 @@ def act(self: EconomyGame, s: GameState, action):
     resource = lambda u, eco: u.alive & ((u.kind == MINERAL_FIELD) | ((u.kind == REFINERY) & (eco.work <= 0)))
     def smart(u, eco):
         pt = p('screen')
-        row = _under_kind(u, pt, res, resource(u, eco), r)
-        cc = _under_kind(u, pt, res, _finished(u, eco) & (u.kind == COMMAND_CENTER), r)
+        row = _under_mask(u, pt, res, resource(u, eco), r)
+        cc = _under_mask(u, pt, res, _finished(u, eco) & (u.kind == COMMAND_CENTER), r)
         gather = scv_sel & (row >= 0)
         back = scv_sel & (row < 0) & (cc >= 0) & (eco.cargo > 0)
         v, _ = command('smart', lambda: pt)(u.replace(selected=u.selected & ~gather & ~back), eco)
         v = self._gather_order(v.replace(selected=u.selected), eco, gather, row)
         return self._gather_order(v, eco, back, u.target), eco
     def gather(u, eco):
-        row = _under_kind(u, p('screen'), res, resource(u, eco), r)
+        row = _under_mask(u, p('screen'), res, resource(u, eco), r)
         return self._gather_order(u, eco, scv_sel & (row >= 0), row), eco
     def back(u, eco):
         return self._gather_order(u, eco, scv_sel & (eco.cargo > 0), u.target), eco
@@ -289,7 +283,7 @@ def act(self: EconomyGame, s: GameState, action):
     def build(kind):
         def f(u, eco):
             pt = p('screen')
-            geyser = _under_kind(u, pt, res, _is(u, VESPENE_GEYSER), r) if kind == REFINERY else -1
+            geyser = _under_mask(u, pt, res, _is(u, VESPENE_GEYSER), r) if kind == REFINERY else -1
             site = u.pos[jnp.maximum(geyser, 0)] if kind == REFINERY else pt
             good = self._site_ok(u, eco, site, kind, geyser) & ((geyser >= 0) if kind == REFINERY else True)
             d = jnp.linalg.norm(u.pos - site + 1e-12, axis=-1)

@@ -269,12 +269,15 @@ def minimap_point(index, res):
     return (jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]) - CAMERA_ORIGIN).astype(jnp.float32)
 
 # %% ../../nbs/18_minigames.ipynb #c014bx
-def _under(u: Units, p, res, owner, radius=None):
-    "Row of the alive unit of `owner` under point p (within its radius + half a pixel), nearest first; -1 if none."
+def _under_mask(u: Units, p, res, mask, radius=None):
+    "Row of the unit of `mask` under point p (within its radius + half a pixel), nearest first; -1 if none."
     d = jnp.linalg.norm(u.pos - p + 1e-12, axis=-1)
-    ok = u.alive & (_k('owner', u.kind) == owner) & (d <= _radius(u.kind, radius) + 0.5 * SCREEN_UNITS / res)
-    i = jnp.argmin(jnp.where(ok, d, jnp.inf))
-    return jnp.where(ok.any(), i, -1)
+    ok = mask & (d <= _radius(u.kind, radius) + 0.5 * SCREEN_UNITS / res)
+    return jnp.where(ok.any(), jnp.argmin(jnp.where(ok, d, jnp.inf)), -1)
+
+def _under(u: Units, p, res, owner, radius=None):
+    "Row of the alive unit of `owner` under point p, nearest first; -1 if none."
+    return _under_mask(u, p, res, u.alive & (_k('owner', u.kind) == owner), radius)
 
 # %% ../../nbs/18_minigames.ipynb #c014cx
 def _select_point(u, act, p, res, radius=None):
