@@ -136,6 +136,24 @@ def _radius(kind, radius=None):
     "Per-unit radii from a per-kind table (a game's own, `MiniGame.radius`; default KIND's)."
     return jnp.asarray(KIND['radius'] if radius is None else radius)[kind]
 
+def _first(ok, axis=-1):
+    """Index of the first True along `axis` (0 where there is none), as `jnp.argmax(ok, axis)` gives it, written as a
+    min-reduction: XLA's CPU backend runs argmax's (value, index) reduction about 3x slower, and the game loop and
+    the respawn tries call it every loop (`bench/README.md`)."""
+    n = ok.shape[axis]
+    i = jnp.min(jnp.where(ok, jax.lax.broadcasted_iota(jnp.int32, ok.shape, axis % ok.ndim), n), axis)
+    return jnp.where(i < n, i, 0)
+
+def _argmin(x, axis=-1):
+    "`jnp.argmin(x, axis)` (the first smallest entry; 0 where all are inf) through `_first`."
+    return _first(x == x.min(axis, keepdims=True), axis)
+
+def _dist(a, b, eps=0.):
+    """[A, B] distances between the points a [A, 2] and b [B, 2] (`eps` added to each difference), computed on the x
+    and y planes: a pairwise table laid out [A, B, 2] puts the 2 on XLA's innermost axis, which its CPU backend runs
+    several times slower (`bench/README.md`)."""
+    return jnp.sqrt((a[:, None, 0] - b[None, :, 0] + eps) ** 2 + (a[:, None, 1] - b[None, :, 1] + eps) ** 2)
+
 # %% ../../nbs/18_minigames.ipynb #c008
 def _hostile(u: Units):
     own = _k('owner', u.kind)
@@ -144,7 +162,7 @@ def _hostile(u: Units):
 
 # %% ../../nbs/18_minigames.ipynb #c008ax
 def _edge_distance(u: Units, radius=None):
-    d = jnp.linalg.norm(u.pos[:, None, :] - u.pos[None, :, :] + 1e-9, axis=-1)
+    d = _dist(u.pos, u.pos, 1e-9)
     r = _radius(u.kind, radius)
     return d - r[:, None] - r[None, :]
 
@@ -172,14 +190,15 @@ def _separate(pos, u: Units, radius=None):
     solid = u.alive & ((own == SELF) | (own == ENEMY))
     rows = np.arange(n)                                             # static: the fallback directions are constants
     ang = GOLDEN * (rows[:, None] + rows[None, :])
-    fallback = (np.where(rows[:, None] > rows[None, :], 1., -1.)[..., None]
-                * np.stack([np.cos(ang), np.sin(ang)], -1)).astype(np.float32)
-    d = pos[:, None, :] - pos[None, :, :]                           # from j to i
-    dist = jnp.sqrt((d ** 2).sum(-1))
-    unit = jnp.where((dist > 1e-6)[..., None], d / jnp.maximum(dist, 1e-6)[..., None], fallback)
+    sign = np.where(rows[:, None] > rows[None, :], 1., -1.)
+    fx, fy = (sign * np.cos(ang)).astype(np.float32), (sign * np.sin(ang)).astype(np.float32)
+    dx, dy = pos[:, None, 0] - pos[None, :, 0], pos[:, None, 1] - pos[None, :, 1]   # from j to i (x and y planes)
+    dist = jnp.sqrt(dx ** 2 + dy ** 2)
+    apart, norm = dist > 1e-6, jnp.maximum(dist, 1e-6)
     r = _radius(u.kind, radius)
     overlap = jnp.maximum(r[:, None] + r[None, :] - dist, 0.) * (solid[:, None] & solid[None, :] & ~np.eye(n, dtype=bool))
-    return pos + 0.5 * (overlap[..., None] * unit).sum(1)
+    push = lambda d, f: 0.5 * (overlap * jnp.where(apart, d / norm, f)).sum(1)
+    return pos + jnp.stack([push(dx, fx), push(dy, fy)], -1)
 
 # %% ../../nbs/18_minigames.ipynb #c008cx
 def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool = True) -> Units:
@@ -205,12 +224,12 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
     attacked = jnp.zeros(n, bool).at[jnp.maximum(u.target, 0)].max(
         tgt_ok & fights & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
     own = _k('owner', u.kind)
-    centre = jnp.linalg.norm(u.pos[:, None] - u.pos[None] + 1e-9, axis=-1)
+    centre = _dist(u.pos, u.pos, 1e-9)
     near = (centre <= HELP_RADIUS) if call_for_help else (rows[:, None] == rows[None, :])   # without: itself only
     helping = ((own[:, None] == own[None, :]) & near & attacked[None, :]).any(1)
     reach = jnp.where(helping, jnp.inf, rng + ACQUIRE_EXTRA)
     cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
-    nearest = jnp.argmin(cand, 1)
+    nearest = _argmin(cand, 1)
     found = seeking & jnp.isfinite(cand[rows, nearest])
     target = jnp.where(found, nearest, u.target)
     tgt_ok = tgt_ok | found
@@ -513,14 +532,18 @@ class MiniGame:
 
     def pick_points(self, cand, away_from, min_dist, hole=None):
         "`sample_points` from given tries `cand` [n, 64, 2]: each point's first good try."
-        n = cand.shape[0]
-        d = jnp.linalg.norm(cand[:, :, None, :] - away_from[None, None] + 1e-12, axis=-1).min(-1)
-        allowed = jnp.ones(cand.shape[:2], bool) if hole is None else \
-            jnp.linalg.norm(cand - jnp.asarray(hole[0]) + 1e-12, axis=-1) >= hole[1]
-        ok = allowed & (d >= min_dist)
-        pick = jnp.argmax(ok, 1)   # the first good candidate (else the farthest allowed one)
-        pick = jnp.where(ok.any(1), pick, jnp.argmax(jnp.where(allowed, d, -1.), 1))
-        return cand[jnp.arange(n), pick]
+        # x and y as planes, squared distances, reductions for argmax and a one-hot sum for the gather: the cheap forms
+        # of each on a CPU, where MoveToBeacon's respawn tries (an [n, 64, 2] table whose last axis XLA handles
+        # poorly) were 80% of a step (bench/README.md)
+        x, y = cand[..., 0], cand[..., 1]
+        d2 = ((x[:, :, None] - away_from[None, None, :, 0]) ** 2 + (y[:, :, None] - away_from[None, None, :, 1]) ** 2).min(-1)
+        allowed = jnp.ones(x.shape, bool) if hole is None else \
+            (x - hole[0][0]) ** 2 + (y - hole[0][1]) ** 2 >= hole[1] ** 2
+        ok = allowed & (d2 >= min_dist ** 2)
+        far = jnp.where(allowed, d2, -1.)
+        pick = jnp.where(ok.any(1), _first(ok, 1), _argmin(-far, 1))   # the first good try, else the farthest allowed
+        hot = jnp.arange(x.shape[1]) == pick[:, None]
+        return jnp.stack([jnp.where(hot, x, 0.).sum(1), jnp.where(hot, y, 0.).sum(1)], -1)
 
     # -- fog of war --------------------------------------------------------------------------------------------------
     def in_sight(self, u: Units, xs, ys):
@@ -532,7 +555,7 @@ class MiniGame:
     def visible(self, u: Units):
         "[U] bool: the units the player sees: its own, and others with any part within sight of one of its units."
         own = u.alive & (_k('owner', u.kind) == SELF)
-        d = jnp.linalg.norm(u.pos[:, None] - u.pos[None] + 1e-12, axis=-1)   # [seen, seer]
+        d = _dist(u.pos, u.pos, 1e-12)   # [seen, seer]
         near = (d <= _k('sight', u.kind)[None, :] + _radius(u.kind, self.radius)[:, None]) & own[None, :]
         return own | near.any(1)
 
@@ -688,7 +711,7 @@ class CollectMineralShards(MiniGame):
 
     def rules(self, u, draws, extra):
         reach = float(self.radius[MARINE] + self.radius[SHARD])
-        d = jnp.linalg.norm(u.pos[2:, None, :] - u.pos[None, :2, :] + 1e-12, axis=-1)   # [shards, marines]
+        d = _dist(u.pos[2:], u.pos[:2], 1e-12)   # [shards, marines]
         taken = u.alive[2:] & (d <= reach).any(1)
         alive = u.alive.at[2:].set(u.alive[2:] & ~taken)
         respawn = ~alive[2:].any()
