@@ -399,8 +399,9 @@ def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radiu
     cover = _cover(u.pos, _radius(u.kind, radius), u.alive, origin, extent, res)
     own = _k('owner', u.kind)
     prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
-    code = jnp.max(jnp.where(cover, (prio * 8 + own)[:, None, None], 0), 0)
-    top = jnp.argmax(jnp.where(cover, (prio * 8 + own)[:, None, None], -1), 0)
+    rank = jnp.where(cover, (prio * 8 + own)[:, None, None], -1)
+    code = jnp.maximum(rank.max(0), 0)
+    top = _first(rank == rank.max(0, keepdims=True), 0)   # the unit drawn on top: argmax, as a cheaper reduction
     ps = extent / res
     ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))
     cx, cy = ox + (jnp.arange(res) + 0.5) * ps, oy + (jnp.arange(res) + 0.5) * ps

@@ -44,7 +44,12 @@ def vec_step(env, key, vs: VecState, action):
     done = term | trunc
     obs0, st0 = jax.vmap(env.reset)(jax.random.split(k2, n))
     ret, length = vs.ret + r, vs.length + 1
-    new = VecState(_where(done, st0, st), _where(done, obs0, obs), jnp.where(done, 0., ret), jnp.where(done, 0, length))
+    st_next = _where(done, st0, st)
+    # an env that can render any state (`observe`, the JAX mini-games) draws the next observations once, from the state
+    # each env is in after the reset; the step's and the reset's own renderings then go unused and XLA drops them
+    # (the step's stays where `final_obs` is used: envs that truncate)
+    obs_next = jax.vmap(env.observe)(st_next) if hasattr(env, 'observe') else _where(done, obs0, obs)
+    new = VecState(st_next, obs_next, jnp.where(done, 0., ret), jnp.where(done, 0, length))
     return new, r, term, trunc, obs, jnp.where(done, ret, 0.), jnp.where(done, length, 0)
 
 # %% ../../nbs/19_fused.ipynb #c006
