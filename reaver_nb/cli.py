@@ -35,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest='command', parser_class=_Parser, metavar='{train,test,compare,plot,export,import,sc2,doctor}')
     t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
-                   'jax:FindAndDefeatZerglings, jax:DefeatRoaches, jax:DefeatZerglingsAndBanelings), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
+                   'jax:FindAndDefeatZerglings, jax:DefeatRoaches, jax:DefeatZerglingsAndBanelings, jax:CollectMineralsAndGas, '
+                   'jax:BuildMarines), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
                    "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
     t.add_argument('--agent', default=None, choices=['a2c', 'ppo', 'impala'], help="learning algorithm (default: the "
                    "env's config: a2c for the mini-games, JAX-native or StarCraft II, ppo otherwise; on --resume: the "
