@@ -12,7 +12,7 @@ from flax import struct
 from .minigames import (
     KIND, ARMY, SELF, IDLE, MOVE, ATTACK_MOVE, PATROL, FOLLOW, IMPLEMENTED, SCREEN_UNITS, MAP_UNITS, CAMERA_ORIGIN, MINIGAMES,
     SCV, COMMAND_CENTER, MINERAL_FIELD, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, REFINERY, MARINE,
-    Units, make_units, GameState, MiniGame, screen_point, minimap_point, _k, _radius,
+    Units, make_units, GameState, MiniGame, screen_point, minimap_point, _k, _radius, _dist, _first, _argmin,
     _under_mask, _select_point, _select_rect, _control_group, _select_army, _command, _next_order, _call, _pixel)
 from .sc2 import _PLAYER_SIZE
 from ..sc2.installer import MINI_GAMES
@@ -125,7 +125,7 @@ def _nth_free(free, rank):
     "For each rank k (1-based; 0: none), the index of the k-th True of `free`, or -1."
     order = jnp.cumsum(free) * free                       # 1, 2, ... on the free rows
     hit = (order[None, :] == rank[:, None]) & (rank[:, None] > 0)
-    return jnp.where(hit.any(1), jnp.argmax(hit, 1), -1)
+    return jnp.where(hit.any(1), _first(hit, 1), -1)
 
 def _spawn(u: Units, eco: Economy, want, at, block: slice, kind: int):
     """Askers `want` [A] each ask for a new unit of `kind` at `at` [A, 2]: each gets the next dead row of the kind's
@@ -352,8 +352,8 @@ def _harvest(self: EconomyGame, u: Units, eco: Economy):
     mining = gathering & (work > 0)
     # command centres to deliver to: the nearest finished one
     cc_ok = u.alive[C] & (eco.work[C] <= 0)
-    dcc = jnp.where(cc_ok[None, :], jnp.linalg.norm(pos[:, None] - u.pos[C][None] + 1e-12, axis=-1), jnp.inf)
-    k = jnp.argmin(dcc, 1); has_cc = jnp.isfinite(dcc.min(1))
+    dcc = jnp.where(cc_ok[None, :], _dist(pos, u.pos[C], 1e-12), jnp.inf)
+    k = _argmin(dcc, 1); has_cc = jnp.isfinite(dcc.min(1))
     returning = gathering & (cargo > 0) & ~mining & has_cc
     to_res = gathering & (cargo <= 0) & ~mining & valid
     r_w = radius[SCV]
@@ -377,11 +377,11 @@ def _harvest(self: EconomyGame, u: Units, eco: Economy):
     work = jnp.where(start, jnp.where(gas, GAS_LOOPS, MINE_LOOPS + PAUSE_LOOPS), work)
     busy = arrive & ~start
     taken = occupied | (onehot & start[:, None]).any(0)
-    d_res = jnp.linalg.norm(pos[:, None] - res_pos[None] + 1e-12, axis=-1)            # [S, R]
+    d_res = _dist(pos, res_pos, 1e-12)            # [S, R]
     open_field = res_alive & (res_kind == MINERAL_FIELD) & ~taken
     cand = jnp.where(open_field[None, :] & (d_res <= BOUNCE) & (jnp.arange(nR)[None, :] != loc[:, None]), d_res, jnp.inf)
     hop = busy & ~gas & jnp.isfinite(cand.min(1))
-    tgt = jnp.where(hop, R.start + jnp.argmin(cand, 1), tgt)
+    tgt = jnp.where(hop, R.start + _argmin(cand, 1), tgt)
     # mining counts down; the load is taken when the worker's time at the field is done (the pause follows)
     before = work
     work = jnp.where(gathering & (work > 0), work - 1., work)
@@ -394,10 +394,10 @@ def _harvest(self: EconomyGame, u: Units, eco: Economy):
     field_alive = res_alive & ~((res_kind == MINERAL_FIELD) & (amount_r <= 0))
     # a worker whose field is gone (and carries nothing) takes the nearest field within BOUNCE of it, or idles
     lost = gathering & (cargo <= 0) & (work <= 0) & ~(in_r & field_alive[loc] & res_ready[loc])
-    d_old = jnp.linalg.norm(res_pos[loc][:, None] - res_pos[None] + 1e-12, axis=-1)
+    d_old = _dist(res_pos[loc], res_pos, 1e-12)
     alt = jnp.where((field_alive & (res_kind == MINERAL_FIELD))[None, :] & (d_old <= BOUNCE), d_old, jnp.inf)
     found = jnp.isfinite(alt.min(1)) & in_r
-    tgt = jnp.where(lost & found, R.start + jnp.argmin(alt, 1), tgt)
+    tgt = jnp.where(lost & found, R.start + _argmin(alt, 1), tgt)
     order_w = jnp.where(lost & ~found, IDLE, u.order[W])
     u = u.replace(pos=u.pos.at[W].set(pos), target=u.target.at[W].set(tgt), order=u.order.at[W].set(order_w),
                   alive=u.alive.at[R].set(field_alive))
