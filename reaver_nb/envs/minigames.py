@@ -816,15 +816,15 @@ class FindAndDefeatZerglings(MiniGame):
     def _place(self, cand, away, min_dist, allowed):
         """The script's loop over tries `cand` [n, 64, 2]: each point in turn takes its first `allowed` try at least
         `min_dist` from `away` and from every point placed before it (the farthest allowed try if none is)."""
-        x, y = cand[..., 0], cand[..., 1]   # on x and y planes, as `_dist` (faster on a CPU)
-        d = jnp.sqrt((x[:, :, None] - away[None, None, :, 0] + 1e-12) ** 2
-                     + (y[:, :, None] - away[None, None, :, 1] + 1e-12) ** 2).min(-1)   # [n, 64]
+        n, tries = cand.shape[:2]
+        flat = cand.reshape(n * tries, 2)
+        d = _dist(flat, away, 1e-12).min(-1).reshape(n, tries)
         def one(d, i):
             row = jnp.where(allowed[i], d[i], -jnp.inf)
             ok = row >= min_dist
             j = jnp.where(ok.any(), _first(ok), _argmin(-row))   # the first good try, else the farthest allowed
             pt = cand[i, j]
-            return jnp.minimum(d, jnp.sqrt((x - pt[0] + 1e-12) ** 2 + (y - pt[1] + 1e-12) ** 2)), pt
+            return jnp.minimum(d, _dist(flat, pt[None], 1e-12).reshape(n, tries)), pt
         return jax.lax.scan(one, d, jnp.arange(cand.shape[0]), unroll=True)[1]   # unrolled: 2x faster on a CPU
 
     def new_units(self, key):
