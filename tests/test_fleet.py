@@ -133,3 +133,16 @@ def test_resume_does_not_follow_a_run_dirs_ray_address(tmp_path):
     train(run_id='shared', resume=True, dry_run=True, results_dir=tmp_path, verbose=False,
           gin_params=["RaySettings.address = 'auto'"])
     assert RaySettings().address == 'auto'   # named again on the command line: followed
+
+
+def test_a2c_on_moveto_beacon_restarts_its_queued_head(cluster, tmp_path):
+    "jax:MoveToBeacon's A2C recipe over Ray: its `queued` restart runs on the learner's state, as on the fused path."
+    import jax, numpy as np
+    from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
+    tiny = ['RaySettings.actors = 2', 'RaySettings.envs_per_actor = 2', 'A2C.traj_len = 8', 'SC2Settings.screen_size = 8',
+            'SC2Settings.minimap_size = 8', 'RunSettings.log_every = 2', 'HeadRestart.at = 64', 'HeadRestart.min_return = 0.0']
+    out = train('jax:MoveToBeacon', 'a2c', steps=128, backend='ray', results_dir=tmp_path, run_id='mtb', verbose=False,
+                gin_params=tiny)
+    assert out['frames'] == 128
+    raw = read_checkpoint(latest_checkpoint(tmp_path / 'mtb' / 'checkpoints'))
+    assert np.asarray(raw['resets']).tolist() == [64]

@@ -82,6 +82,27 @@ def test_reset_heads_restarts_one_head_once(results):
     assert 'HeadRestart.at = 500 is past' in r.stdout and 'will not be reset' in r.stdout
 
 
+def test_reset_heads_on_the_host_learner_and_its_resume(results):
+    "The same restart on the host learner (one TrainState): once, in the checkpoint, and not again after a resume."
+    import jax
+    from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
+    host = ['--gin-param', 'RunSettings.fused = False', '--gin-param', "RunSettings.vector_env = 'inprocess'",
+            '--gin-param', "HeadRestart.heads = ('queued',)", '--gin-param', 'HeadRestart.at = 128',
+            '--gin-param', 'HeadRestart.min_return = 0.0']
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'hreset', '--results-dir', results,
+               *TINY, *host)
+    assert r.returncode == 0, r.stderr
+    assert 'Reset the queued head(s) to uniform at 128 frames' in r.stdout and '(fused' not in r.stdout
+    raw = read_checkpoint(latest_checkpoint(results / 'hreset' / 'checkpoints'))
+    assert np.asarray(raw['resets']).tolist() == [128]
+    queued = [np.asarray(x) for p, x in jax.tree_util.tree_leaves_with_path(raw['state']['params'])
+              if 'logits_queued' in str(p)]
+    assert len(queued) == 2 and not any(x.any() for x in queued)
+    r = reaver('train', '--run-id', 'hreset', '--resume', '--steps', 192, '--results-dir', results)
+    assert r.returncode == 0, r.stderr
+    assert 'Reset the' not in r.stdout and rows(results / 'hreset')[-1]['frames'] == 192
+    assert np.asarray(read_checkpoint(latest_checkpoint(results / 'hreset' / 'checkpoints'))['resets']).tolist() == [128]
+
 def test_reset_return_waits_for_each_seed_and_resumes_with_it(results):
     "With HeadRestart.min_return a seed restarts only once its return gets there; the checkpoints carry who did."
     from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint

@@ -117,7 +117,7 @@ class ConfigError(ValueError): pass
 @gin.configurable(module='reaver_nb.training.config')
 @dataclass(frozen=True)
 class HeadRestart:
-    "Restart action heads uniform once per seed, on the fused path (settings of `fused.HeadRestarter`)."
+    "Restart action heads uniform once per seed, on any learner: fused, host or Ray (settings of `fused.HeadRestarter`)."
     heads: tuple = ()          # action heads to restart (e.g. ('queued',)); empty: no restart
     at: int = 0                # ...after this many frames per seed...
     min_return: float = 0.     # ...and, when > 0, once the seed's mean return over a test window reaches it,
@@ -132,7 +132,7 @@ class HeadRestart:
                 raise ValueError(f"HeadRestart.{name} = {v!r}: give a tuple of names, e.g. "
                                  f"{('queued',) if name == 'heads' else ('a2c',)}.")
         unknown = [a for a in self.agents if a not in AGENTS]
-        if unknown: raise ValueError(f"HeadRestart.agents names {unknown}: the agents are 'a2c' and 'ppo'.")
+        if unknown: raise ValueError(f"HeadRestart.agents names {unknown}: the agents are {', '.join(map(repr, AGENTS))}.")
         if self.heads and self.at <= 0 and not self.min_return:
             raise ValueError(f"HeadRestart.heads = {tuple(self.heads)} needs HeadRestart.at, the frames per seed at "
                              "which to restart them (e.g. --gin-param \"HeadRestart.at = 200000\").")

@@ -16,7 +16,8 @@ from ..agents.actor_critic import ActorCriticAgent, Rollout
 from .config import RaySettings
 from .loop import checkpoint_payload, episode_sums, run_loop
 from .checkpoint import latest_checkpoint, load_checkpoint
-from .run import Collector, HostLearner, _open_run_dir
+from .run import Collector, HostLearner, _open_run_dir, restart_target, with_restart
+from .fused import head_layers
 
 # %% auto #0
 __all__ = ['concat_rollouts', 'RolloutActor', 'connect', 'FleetError', 'FleetLearner', 'train_ray']
@@ -120,6 +121,12 @@ class FleetLearner:
         self.pending, self._params = {}, None   # call -> (actor, the actor's deaths when it was sent)
         self.returns, self.lengths = deque(maxlen=window), deque(maxlen=window)
 
+    @property
+    def state(self): return self._state
+    @state.setter
+    def state(self, state):   # the run loop's callbacks may replace it (a head restart): actors get the new parameters
+        self._state, self._params = state, None
+
     def _submit(self, i: int):
         if self._params is None: self._params = self.ray.put(jax.device_get(self.state.params))
         self.pending[self.actors[i].collect.remote(self.policy, self._params, self.version)] = (i, self.failures[i])
@@ -216,8 +223,9 @@ class FleetLearner:
         for a in self.actors: ray.kill(a, no_restart=True)
 
 # %% ../../nbs/24_fleet.ipynb #f016
-def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose, callbacks, info):
-    "A `backend = 'ray'` run (see `train`)."
+def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose, callbacks, info,
+              restart=None):
+    "A `backend = 'ray'` run (see `train`); `restart`: a `HeadRestart`, run on the learner's state as on the fused path."
     rs = RaySettings()
     ray = _ray()
     K, per_update = rs.envs(cfg.n_envs), rs.per_update(cfg.agent)
@@ -232,9 +240,10 @@ def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initi
         obs_spec, act_spec = ray.get(actors[0].specs.remote(), timeout=max(600., rs.rollout_timeout))
         agent = ActorCriticAgent(obs_spec, act_spec, hp, K * per_update, total_updates)
         state = agent.init(jax.random.PRNGKey(cfg.seed))
+        if restart: head_layers(state.params, restart.heads)   # a head the agent lacks is named before anything is written
         payload = checkpoint_payload(state)
         ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
-        if ckpt: payload = load_checkpoint(ckpt, payload)
+        if ckpt: payload = load_checkpoint(ckpt, restart_target(payload, ckpt))
         elif initialize_from:
             payload = checkpoint_payload(state.replace(params=load_checkpoint(src, payload)['state'].params))
         _open_run_dir(run_dir, run_id, force)
@@ -247,6 +256,7 @@ def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initi
                     nodes=nodes)
         learner = FleetLearner(agent, actors, payload['state'], rs, per_update, cfg.agent == 'impala',
                                log=(lambda s: print(s, flush=True)) if verbose else (lambda s: None))
+        callbacks = with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
         out = run_loop(cfg, learner, run_dir, int(payload['frames']), int(payload['episodes']), float(payload['time']),
                        verbose, callbacks, info)
         return dict(out, actor_failures=sum(learner.failures), lost_frames=learner.lost_frames)

@@ -244,13 +244,17 @@ def head_layers(params, names) -> set:
         raise ValueError(f"HeadRestart.heads names {missing}, which this agent lacks; its heads: {heads}.")
     return out
 
-def reset_heads(carry: Carry, names, seeds=None) -> Carry:
+def reset_heads(carry, names, seeds=None):
     """Restart action heads `names` of every seed (or of the seeds where the boolean sequence `seeds` is True): their
     output layers to zero, so each head is uniform again, and Adam afresh (step count and moments; a learning-rate
-    schedule keeps its place); every other weight is kept.
+    schedule keeps its place); every other weight is kept. `carry` is the fused loop's `Carry` (seeds on the first
+    axis), or one agent's `TrainState` (the host and Ray learners' state), which comes back as a `TrainState`.
     Against a head that locked in early (the primacy bias of Nikishin et al. 2022, whose remedy is this reset of the
     last layer). Adam restarts whole: zeroed moments under an old step count would take steps of several learning
     rates (no bias correction left), and the head would lock in again at once."""
+    if not isinstance(carry, Carry):
+        if seeds is not None: raise ValueError("reset_heads: `seeds` picks seeds of a fused Carry; a TrainState is one.")
+        return reset_heads(Carry(agent=carry, envs=None, key=None), names).agent
     layers = head_layers(carry.agent.params, names)
     mask = None if seeds is None else jnp.asarray(seeds, bool)
     def pick(new, old):   # every leaf's first axis is the seed
@@ -277,9 +281,9 @@ def _next_test(u: int, first: int, W: int | None):
 
 # %% ../../nbs/19_fused.ipynb #c021aax
 class HeadRestarter:
-    """The fused loop's callback for `settings` (a `HeadRestart`): restarts its heads of each of `n_seeds` seeds once.
-    `frames`, `resets` (per seed, the frame of its restart, -1: not yet) and `window` (the current test window's
-    episode count and return sum per seed) come from a checkpoint on resume."""
+    """The run loop's callback (fused, host or Ray learner) for `settings` (a `HeadRestart`): restarts its heads of
+    each of `n_seeds` seeds once. `frames`, `resets` (per seed, the frame of its restart, -1: not yet) and `window`
+    (the current test window's episode count and return sum per seed) come from a checkpoint on resume."""
     def __init__(self, settings, batch: int, n_seeds: int, log_every: int, frames: int = 0, resets=None, window=None,
                  verbose: bool = True):
         self.s, self.batch, self.verbose = settings, batch, verbose

@@ -24,8 +24,8 @@ from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
 __all__ = ['CACHE_ENV', 'Collector', 'HostLearner', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device',
-           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'agent_policy', 'play', 'TrainedRun',
-           'load_run', 'test', 'record_video']
+           'cache_folder', 'compilation_cache', 'train', 'restart_target', 'with_restart', 'machine_record',
+           'agent_policy', 'play', 'TrainedRun', 'load_run', 'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -240,9 +240,6 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     fused = env_family(cfg.env) == 'jax' and cfg.fused and not ray
     restart = HeadRestart()
     restart = restart if restart.applies(cfg.agent) else None
-    if restart and not fused:
-        raise ValueError(f"HeadRestart.heads = {tuple(restart.heads)} works on the fused path only (JAX-native envs "
-                         "with RunSettings.fused = True, --backend local); for this run add --gin-param \"HeadRestart.heads = ()\".")
     if restart and restart.at > info['total_frames'] and verbose:
         print(f"Note: HeadRestart.at = {restart.at:,} is past this run's {info['total_frames']:,} frames, so the "
               f"{', '.join(restart.heads)} head(s) will not be reset; raise --steps past it, or lower HeadRestart.at.",
@@ -267,11 +264,11 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
         if ray:
             from reaver_nb.training.fleet import train_ray
             return train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
-                             callbacks, info)
+                             callbacks, info, restart)
         if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info,
                                       restart)
         return _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
-                           callbacks, info)
+                           callbacks, info, restart)
 
 # %% ../../nbs/10_train.ipynb #c009bx
 @contextlib.contextmanager
@@ -287,16 +284,35 @@ def _removed_on_failure(run_dir: Path, keep: bool):
         raise
 
 # %% ../../nbs/10_train.ipynb #c009cx
-def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose, callbacks, info):
-    "Any other env: a vector env of host processes (or in-process envs) and the host loop."
+def restart_target(target: dict, ckpt, n_seeds: int = 1) -> dict:
+    """`target` (a `checkpoint_payload`) with room for the head-restart state that checkpoint `ckpt` holds, if any
+    (each seed's restart frame and its test window: `HeadRestarter.state`)."""
+    raw = read_checkpoint(ckpt)
+    if 'resets' in raw: target['resets'] = np.zeros(n_seeds, np.int64)
+    if 'reset_window' in raw: target['reset_window'] = np.zeros((2, n_seeds))
+    return target
+
+def with_restart(callbacks, restart, batch: int, n_seeds: int, log_every: int, payload: dict, verbose: bool) -> list:
+    "`callbacks` with `restart`'s `HeadRestarter` first (resumed from the checkpoint `payload`), or as they are."
+    if not restart: return list(callbacks)
+    from reaver_nb.training.fused import HeadRestarter
+    return [HeadRestarter(restart, batch, n_seeds, log_every, int(payload['frames']), payload.get('resets'),
+                          payload.get('reset_window'), verbose), *callbacks]
+
+def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose, callbacks, info,
+                restart=None):
+    "Any other env: a vector env of host processes (or in-process envs) and the host loop; `restart`: a `HeadRestart`."
     venv = make_vector_env(cfg.env, cfg.n_envs, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None,
                                max_restarts=cfg.max_restarts)
     try:
         agent = ActorCriticAgent(venv.obs_spec, venv.act_spec, hp, cfg.n_envs, total_updates)
         state = agent.init(jax.random.PRNGKey(cfg.seed))
+        if restart:
+            from reaver_nb.training.fused import head_layers
+            head_layers(state.params, restart.heads)   # a head the agent lacks is named before anything is written
         payload = checkpoint_payload(state)
         ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
-        if ckpt: payload = load_checkpoint(ckpt, payload)
+        if ckpt: payload = load_checkpoint(ckpt, restart_target(payload, ckpt))
         elif initialize_from:
             other = load_checkpoint(src, payload)
             payload = checkpoint_payload(state.replace(params=other['state'].params))
@@ -305,6 +321,7 @@ def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ini
                           f"-> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""), flush=True)
         info.update(frames=int(payload['frames']), resumed=ckpt is not None)
         learner = HostLearner(agent, venv, payload['state'], cfg.seed)
+        callbacks = with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
         return run_loop(cfg, learner, run_dir, int(payload['frames']), int(payload['episodes']), float(payload['time']),
                         verbose, callbacks, info)
     finally: venv.close()
@@ -346,19 +363,18 @@ def machine_record() -> dict:
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info, restart=None):
     """A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused), with `restart` (a
     `HeadRestart`) as the first callback when given."""
-    from reaver_nb.training.fused import FusedTrainer, FusedLearner, HeadRestarter, head_layers
+    from reaver_nb.training.fused import FusedTrainer, FusedLearner, head_layers
     env = make_jax_env(cfg.env)
     agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, cfg.n_envs, total_updates)
     trainer = FusedTrainer(env, agent, cfg.n_envs, cfg.n_seeds)
     carry = trainer.init(cfg.seed)
     if restart: head_layers(carry.agent.params, restart.heads)   # a head the agent lacks is named before anything is written
-    frames = episodes = 0; elapsed = 0.; resets = window = None
+    frames = episodes = 0; elapsed = 0.; restarted = dict(frames=0)
     ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
     if ckpt:
         raw = read_checkpoint(ckpt)
         target = checkpoint_payload(carry)   # with the restart state (frames, test window) in checkpoints since 2026-12-01
-        if 'resets' in raw: target['resets'] = np.zeros(cfg.n_seeds, np.int64)
-        if 'reset_window' in raw: target['reset_window'] = np.zeros((2, cfg.n_seeds))
+        restart_target(target, ckpt, cfg.n_seeds)
         try: p = load_checkpoint(ckpt, target)
         except ValueError as e:
             # a fused checkpoint holds the envs' state too: when only that no longer fits (a newer version of the
@@ -370,7 +386,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
             if verbose: print(f"Note: {ckpt.name} holds environment states this version of {cfg.env} does not know "
                               "(the simulation changed since); resuming the agent with fresh episodes.", flush=True)
         carry, frames, episodes, elapsed = trainer.place(p['state']), int(p['frames']), int(p['episodes']), float(p['time'])
-        resets, window = p.get('resets'), p.get('reset_window')
+        restarted = p
     elif src:   # the weights alone, so runs of older simulation versions still serve
         params = load_checkpoint_part(src, carry.agent.params, 'state', 'agent', 'params')
         carry = trainer.place(carry.replace(agent=carry.agent.replace(params=params)))
@@ -383,9 +399,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
         print("Compiling the training program (about a minute on a small CPU the first time; kept in the "
               "compilation cache after, so a rerun starts in seconds)...", flush=True)
     info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
-    if restart:
-        callbacks = [HeadRestarter(restart, agent.batch_size, cfg.n_seeds, cfg.log_every, frames, resets, window,
-                                   verbose), *callbacks]
+    callbacks = with_restart(callbacks, restart, agent.batch_size, cfg.n_seeds, cfg.log_every, restarted, verbose)
     return run_loop(cfg, FusedLearner(trainer, carry), run_dir, frames, episodes, elapsed, verbose, callbacks, info)
 
 # %% ../../nbs/10_train.ipynb #c011q
