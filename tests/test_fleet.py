@@ -137,7 +137,7 @@ def test_resume_does_not_follow_a_run_dirs_ray_address(tmp_path):
 
 def test_a2c_on_moveto_beacon_restarts_its_queued_head(cluster, tmp_path):
     "jax:MoveToBeacon's A2C recipe over Ray: its `queued` restart runs on the learner's state, as on the fused path."
-    import jax, numpy as np
+    import numpy as np
     from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint
     tiny = ['RaySettings.actors = 2', 'RaySettings.envs_per_actor = 2', 'A2C.traj_len = 8', 'SC2Settings.screen_size = 8',
             'SC2Settings.minimap_size = 8', 'RunSettings.log_every = 2', 'HeadRestart.at = 64', 'HeadRestart.min_return = 0.0']

@@ -34,7 +34,6 @@ for r in range(2):
     print('current [U,Q,2]', round(bench(cur, qg), 3), 'ms/call;  planes [U,2,Q]', round(bench(planes, qgT), 3), 'ms/call', flush=True)
 def ring(qo, qg, qt, head, done, order, goal, target):
     h = head % Q
-    front = lambda q: jnp.take_along_axis(q, h[:, None], 1)[:, 0]
     oh = jax.nn.one_hot(h, Q, dtype=bool)
     fo = (qo * oh).sum(1); ft = (qt * oh).sum(1); fg = (qg * oh[..., None]).sum(1)
     return (jnp.where(done, fo, order), jnp.where(done[:, None], fg, goal), jnp.where(done, ft, target),
@@ -51,7 +50,7 @@ def bench_ring():
     for _ in range(7):
         t = time.perf_counter(); jax.block_until_ready(run(c)); ts.append(time.perf_counter() - t)
     return statistics.median(ts) / 256 * 1e3
-def bench_draw():
+def bench_draw():   # the random draw of `done` alone, which every form above includes
     def body(c, kk):
         done = jax.random.bernoulli(kk, 0.1, (N, U))
         return c + done, None

@@ -15,8 +15,8 @@ from ..envs.registry import env_factory
 from ..agents.actor_critic import ActorCriticAgent, Rollout
 from .config import RaySettings
 from .loop import checkpoint_payload, episode_sums, run_loop
-from .checkpoint import latest_checkpoint, load_checkpoint
-from .run import Collector, HostLearner, _open_run_dir, restart_target, with_restart
+from .checkpoint import latest_checkpoint, load_checkpoint, load_checkpoint_part, read_checkpoint
+from .run import Collector, HostLearner, _open_run_dir, _restart_target, _with_restart
 from .fused import head_layers
 
 # %% auto #0
@@ -243,7 +243,9 @@ def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initi
         if restart: head_layers(state.params, restart.heads)   # a head the agent lacks is named before anything is written
         payload = checkpoint_payload(state)
         ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
-        if ckpt: payload = load_checkpoint(ckpt, restart_target(payload, ckpt))
+        if ckpt:
+            raw = read_checkpoint(ckpt)
+            payload = load_checkpoint_part(raw, _restart_target(payload, raw))
         elif initialize_from:
             payload = checkpoint_payload(state.replace(params=load_checkpoint(src, payload)['state'].params))
         _open_run_dir(run_dir, run_id, force)
@@ -256,7 +258,7 @@ def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initi
                     nodes=nodes)
         learner = FleetLearner(agent, actors, payload['state'], rs, per_update, cfg.agent == 'impala',
                                log=(lambda s: print(s, flush=True)) if verbose else (lambda s: None))
-        callbacks = with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
+        callbacks = _with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
         out = run_loop(cfg, learner, run_dir, int(payload['frames']), int(payload['episodes']), float(payload['time']),
                        verbose, callbacks, info)
         return dict(out, actor_failures=sum(learner.failures), lost_frames=learner.lost_frames)

@@ -24,8 +24,8 @@ from .config import config_files, parse_config, flag_bindings
 
 # %% auto #0
 __all__ = ['CACHE_ENV', 'Collector', 'HostLearner', 'check_run_id', 'check_results_dir', 'check_run_dir', 'on_device',
-           'cache_folder', 'compilation_cache', 'train', 'restart_target', 'with_restart', 'machine_record',
-           'agent_policy', 'play', 'TrainedRun', 'load_run', 'test', 'record_video']
+           'cache_folder', 'compilation_cache', 'train', 'machine_record', 'agent_policy', 'play', 'TrainedRun',
+           'load_run', 'test', 'record_video']
 
 # %% ../../nbs/10_train.ipynb #c005
 class Collector:
@@ -284,15 +284,14 @@ def _removed_on_failure(run_dir: Path, keep: bool):
         raise
 
 # %% ../../nbs/10_train.ipynb #c009cx
-def restart_target(target: dict, ckpt, n_seeds: int = 1) -> dict:
-    """`target` (a `checkpoint_payload`) with room for the head-restart state that checkpoint `ckpt` holds, if any
-    (each seed's restart frame and its test window: `HeadRestarter.state`)."""
-    raw = read_checkpoint(ckpt)
+def _restart_target(target: dict, raw: dict, n_seeds: int = 1) -> dict:
+    """`target` (a `checkpoint_payload`) with room for the head-restart state that a checkpoint (`raw`, as
+    `read_checkpoint` returns it) holds, if any: each seed's restart frame and its test window (`HeadRestarter.state`)."""
     if 'resets' in raw: target['resets'] = np.zeros(n_seeds, np.int64)
     if 'reset_window' in raw: target['reset_window'] = np.zeros((2, n_seeds))
     return target
 
-def with_restart(callbacks, restart, batch: int, n_seeds: int, log_every: int, payload: dict, verbose: bool) -> list:
+def _with_restart(callbacks, restart, batch: int, n_seeds: int, log_every: int, payload: dict, verbose: bool) -> list:
     "`callbacks` with `restart`'s `HeadRestarter` first (resumed from the checkpoint `payload`), or as they are."
     if not restart: return list(callbacks)
     from reaver_nb.training.fused import HeadRestarter
@@ -312,7 +311,9 @@ def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ini
             head_layers(state.params, restart.heads)   # a head the agent lacks is named before anything is written
         payload = checkpoint_payload(state)
         ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
-        if ckpt: payload = load_checkpoint(ckpt, restart_target(payload, ckpt))
+        if ckpt:
+            raw = read_checkpoint(ckpt)
+            payload = load_checkpoint_part(raw, _restart_target(payload, raw))
         elif initialize_from:
             other = load_checkpoint(src, payload)
             payload = checkpoint_payload(state.replace(params=other['state'].params))
@@ -321,7 +322,7 @@ def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ini
                           f"-> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""), flush=True)
         info.update(frames=int(payload['frames']), resumed=ckpt is not None)
         learner = HostLearner(agent, venv, payload['state'], cfg.seed)
-        callbacks = with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
+        callbacks = _with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
         return run_loop(cfg, learner, run_dir, int(payload['frames']), int(payload['episodes']), float(payload['time']),
                         verbose, callbacks, info)
     finally: venv.close()
@@ -374,7 +375,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     if ckpt:
         raw = read_checkpoint(ckpt)
         target = checkpoint_payload(carry)   # with the restart state (frames, test window) in checkpoints since 2026-12-01
-        restart_target(target, ckpt, cfg.n_seeds)
+        _restart_target(target, raw, cfg.n_seeds)
         try: p = load_checkpoint(ckpt, target)
         except ValueError as e:
             # a fused checkpoint holds the envs' state too: when only that no longer fits (a newer version of the
@@ -399,7 +400,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
         print("Compiling the training program (about a minute on a small CPU the first time; kept in the "
               "compilation cache after, so a rerun starts in seconds)...", flush=True)
     info.update(frames=frames, resumed=ckpt is not None, loop=trainer.loop)
-    callbacks = with_restart(callbacks, restart, agent.batch_size, cfg.n_seeds, cfg.log_every, restarted, verbose)
+    callbacks = _with_restart(callbacks, restart, agent.batch_size, cfg.n_seeds, cfg.log_every, restarted, verbose)
     return run_loop(cfg, FusedLearner(trainer, carry), run_dir, frames, episodes, elapsed, verbose, callbacks, info)
 
 # %% ../../nbs/10_train.ipynb #c011q
