@@ -242,3 +242,22 @@ def test_compiled_programs_are_kept_and_change_nothing(results, tmp_path):
     assert sorted(p.name for p in cache.glob('*-cache')) == programs        # every program found, none compiled anew
     strip = lambda run: [{k: v for k, v in row.items() if k not in ('time', 'fps')} for row in rows(results / run)]
     assert strip('first') == strip('second')
+
+def test_impala_on_the_fused_path_learns_by_v_trace():
+    """`--agent impala` without Ray: the fused trainer runs IMPALA's own update (V-trace), which on-policy is A2C's on
+    n-step returns (λ = 1). Before 2026-12-05 it ran A2C's update with GAE on IMPALA's unused `gae_lambda` (0.95)."""
+    import dataclasses, jax
+    from reaver_nb.agents.actor_critic import ActorCriticAgent, A2C, IMPALA
+    from reaver_nb.envs.jax_envs import make_jax_env
+    from reaver_nb.training.fused import FusedTrainer
+    env = make_jax_env('gymnax:CartPole-v1')
+    impala = IMPALA(normalize_advantages=True)
+    common = {f.name: getattr(impala, f.name) for f in dataclasses.fields(A2C)}
+    trained = {}
+    for name, hp in [('impala', impala), ('a2c_nstep', A2C(**dict(common, gae_lambda=1.0))),
+                     ('a2c_gae', A2C(**dict(common, gae_lambda=impala.gae_lambda)))]:
+        trainer = FusedTrainer(env, ActorCriticAgent(env.obs_spec, env.act_spec, hp, 8), 8)
+        trained[name] = trainer.run(trainer.init(0), 2)[0].agent.params
+    same = lambda a, b: all(np.allclose(x, y, atol=1e-5) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+    assert same(trained['impala'], trained['a2c_nstep'])
+    assert not same(trained['impala'], trained['a2c_gae'])

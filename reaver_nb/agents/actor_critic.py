@@ -189,7 +189,9 @@ class ActorCriticAgent:
         self.act = jax.jit(self._act)
         self.greedy = jax.jit(self._greedy)
         self.value = jax.jit(self._value)
-        self.update = jax.jit(self._update_vtrace if isinstance(hp, IMPALA) else self._update)
+        # the update as a pure function (the fused trainer traces it inside its own programs); IMPALA's is V-trace
+        self._learn = self._update_vtrace if isinstance(hp, IMPALA) else self._update
+        self.update = jax.jit(self._learn)
 
     def _init(self, key) -> TrainState:
         self.traces['init'] += 1
@@ -312,9 +314,10 @@ class ActorCriticAgent:
         values = jax.lax.stop_gradient(jnp.concatenate([v, boot[None]]))
         nv = next_values(values, ro.terminated, ro.truncated, ro.trunc_values)   # truncations: the behaviour's values
         log_rho = jax.lax.stop_gradient(logp) - ro.logp
+        # advantages standardised before the importance weights multiply them (`vtrace`'s `normalize`): standardising
+        # the weighted ones pushed on actions the learner had left, and collapsed MoveToBeacon over Ray (nbs/05)
         vs, adv = vtrace(values, nv, rewards, ro.terminated | ro.truncated, log_rho, hp.discount, hp.vtrace_lambda,
-                         hp.clip_rho, hp.clip_pg_rho)
-        if hp.normalize_advantages: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                         hp.clip_rho, hp.clip_pg_rho, hp.normalize_advantages)
         pl, vl = policy_gradient_loss(logp, adv), value_loss(v, vs)
         ratio = jnp.exp(log_rho)
         aux = dict(policy_loss=pl, value_loss=vl, entropy=entropy, approx_kl=((ratio - 1) - log_rho).mean(),

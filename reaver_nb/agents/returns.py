@@ -36,9 +36,11 @@ def nstep_returns(rewards, next_vals, done, discount: float):
 
 # %% ../../nbs/05_returns.ipynb #c009b
 def vtrace(values, next_vals, rewards, done, log_rhos, discount: float, lam: float = 1., clip_rho: float = 1.,
-           clip_pg_rho: float = 1.):
+           clip_pg_rho: float = 1., normalize: bool = False):
     """V-trace value targets `vs` and policy-gradient advantages (Espeholt et al. 2018, eq. 1 and section 4.2), time-major
-    `[T, ...]`: `values` has the bootstrap row `T`; `log_rhos` = log π(a|x) - log μ(a|x), target minus behaviour."""
+    `[T, ...]`: `values` has the bootstrap row `T`; `log_rhos` = log π(a|x) - log μ(a|x), target minus behaviour.
+    `normalize`: the advantages r + γ v_{s+1} - V(x) are standardised over the batch *before* the truncated weights
+    multiply them, as PPO standardises before its ratio (the paper does not normalise)."""
     rhos = jnp.exp(log_rhos)
     cs = lam * jnp.minimum(1., rhos)
     deltas = jnp.minimum(clip_rho, rhos) * (rewards + discount * next_vals - values[:-1])
@@ -49,5 +51,7 @@ def vtrace(values, next_vals, rewards, done, log_rhos, discount: float, lam: flo
     _, acc = jax.lax.scan(step, jnp.zeros_like(deltas[0]), (deltas, cs, done.astype(deltas.dtype)), reverse=True)
     vs = acc + values[:-1]
     vs_next = jnp.where(done, next_vals, jnp.concatenate([vs[1:], next_vals[-1:]]))   # v_{s+1}; V(x_T) at the end
-    pg_adv = jnp.minimum(clip_pg_rho, rhos) * (rewards + discount * vs_next - values[:-1])
+    adv = rewards + discount * vs_next - values[:-1]
+    if normalize: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    pg_adv = jnp.minimum(clip_pg_rho, rhos) * adv
     return jax.lax.stop_gradient(vs), jax.lax.stop_gradient(pg_adv)

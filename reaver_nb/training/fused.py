@@ -129,7 +129,7 @@ class FusedTrainer:
             step, (c.envs, c.key), None, length=T)
         values = jnp.concatenate([v, agent._value(params, vs.obs)[None]])
         ro = Rollout(obs, acts, logp, values, r, term, trunc, tv)
-        state, metrics = agent._update(c.agent, ro)
+        state, metrics = agent._learn(c.agent, ro)
         done = term | trunc
         stats = dict(ep_count=done.sum(), ep_return_sum=ep_ret.sum(), ep_return_sq=(ep_ret ** 2).sum(),
                      ep_return_max=jnp.where(done, ep_ret, -jnp.inf).max(),

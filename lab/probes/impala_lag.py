@@ -1,0 +1,98 @@
+#!/usr/bin/env python
+"""Issue 31: is IMPALA's policy lag what collapses it on jax:MoveToBeacon?
+
+Trains IMPALA (the V-trace update of `ActorCriticAgent`, the map's shipped recipe: configs/sc2/MoveToBeacon.gin,
+jax.gin, jax/MoveToBeacon.gin) in one process, without Ray, acting with the parameters of `--lag` updates ago:
+0 is on-policy (a synchronous IMPALA), 1 is what the Ray learner sees with 2 actors and 2 rollouts per update
+(`policy_lag` 1.0 in those runs' logs). Same envs (the JAX MoveToBeacon, 32 envs x 16 steps per update), same
+losses; each seed's run is deterministic, so the lag is the only difference between two runs of one seed.
+
+    python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 80000
+    python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 80000 --normalize weighted   # the code before 2026-12-05
+    python lab/probes/impala_lag.py --seeds 0 --lag 1 --gin-param "IMPALA.learning_rate = 2.5e-4"
+
+Prints, every `--every` frames: the mean return of the episodes that ended, the policy's entropy, approx_kl between
+the acting and the learning parameters, and the share of the most-chosen function. A run "collapsed" when one
+function takes over 99% of its steps while its episodes score under 0.5.
+"""
+import argparse, time
+import numpy as np
+import jax, jax.numpy as jnp
+from reaver_nb.agents.actor_critic import ActorCriticAgent, IMPALA, A2C, Rollout
+from reaver_nb.envs.jax_envs import make_jax_env
+from reaver_nb.training.config import config_files, parse_config, RunSettings
+from reaver_nb.training.fused import vec_reset, vec_step
+
+ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+ap.add_argument('--seeds', type=int, nargs='+', default=[0])
+ap.add_argument('--lag', type=int, default=1, help="updates between the acting and the learning parameters")
+ap.add_argument('--frames', type=int, default=120_000)
+ap.add_argument('--every', type=int, default=8192)
+ap.add_argument('--update', choices=['vtrace', 'a2c'], default='vtrace',
+                help="vtrace: IMPALA's update; a2c: A2C's (n-step returns from the acting values, no importance weights)")
+ap.add_argument('--normalize', choices=['raw', 'weighted'], default='raw',
+                help="with IMPALA.normalize_advantages: standardise the advantages before the importance weights multiply "
+                     "them (raw: the code since 2026-12-05) or the weighted advantages (weighted: the code before)")
+ap.add_argument('--gin-param', action='append', default=[])
+args = ap.parse_args()
+
+parse_config(config_files('jax:MoveToBeacon'), args.gin_param)
+cfg = RunSettings()
+env = make_jax_env(cfg.env)
+hp = IMPALA() if args.update == 'vtrace' else A2C()
+if args.normalize == 'weighted' and hp.normalize_advantages:   # the order before 2026-12-05
+    from reaver_nb.agents import actor_critic
+    from reaver_nb.agents.returns import vtrace
+    def vtrace_weighted(*a):
+        vs, pg_adv = vtrace(*a[:9])   # weighted, not normalised...
+        return vs, (pg_adv - pg_adv.mean()) / (pg_adv.std() + 1e-8)   # ...then standardised
+    actor_critic.vtrace = vtrace_weighted
+N, T = cfg.n_envs, hp.traj_len
+agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, N, args.frames // (N * T) + 1)
+fn_ids = list(env.function_ids)
+
+def step(state, acting, vs, key):
+    "One rollout with `acting` parameters, then one update of `state`."
+    def body(carry, _):
+        vs, key = carry
+        key, k_act, k_env = jax.random.split(key, 3)
+        a, logp, v, _ = agent._act(acting, vs.obs, k_act)
+        new, r, term, trunc, final, ep_ret, ep_len = vec_step(env, k_env, vs, a)
+        return (new, key), (vs.obs, a, logp, v, r, term, trunc, ep_ret, term | trunc)
+    (vs, key), (obs, acts, logp, v, r, term, trunc, ep_ret, done) = jax.lax.scan(body, (vs, key), None, length=T)
+    values = jnp.concatenate([v, agent._value(acting, vs.obs)[None]])
+    ro = Rollout(obs, acts, logp, values, r, term, trunc, jnp.zeros_like(r), vs.obs)
+    new_state, m = (agent._update_vtrace if args.update == 'vtrace' else agent._update)(state, ro)
+    fn = acts[0]   # the function-id head's choices [T, N]
+    counts = jnp.bincount(fn.ravel(), length=len(fn_ids))
+    return new_state, vs, key, m, dict(ep_sum=jnp.where(done, ep_ret, 0.).sum(), ep_n=done.sum(), counts=counts)
+step = jax.jit(step)
+
+for seed in args.seeds:
+    k_agent, k_env, key = jax.random.split(jax.random.PRNGKey(seed), 3)
+    state = agent._init(k_agent)
+    vs = vec_reset(env, k_env, N)
+    past = [state.params] * args.lag   # the parameters before each of the last `lag` updates, oldest first
+    frames, t0, acc = 0, time.time(), None
+    collapsed_at = None
+    print(f"seed {seed}, lag {args.lag}, {args.update} update, normalize {args.normalize}, "
+          f"{' '.join(args.gin_param) or 'shipped recipe'}")
+    while frames < args.frames:
+        acting = past[0] if args.lag else state.params
+        new_state, vs, key, m, s = step(state, acting, vs, key)
+        if args.lag: past = past[1:] + [state.params]   # the parameters this update started from
+        state, frames = new_state, frames + N * T
+        m, s = jax.device_get((m, s))
+        acc = [m, s, 1] if acc is None else [jax.tree.map(np.add, acc[0], m), jax.tree.map(np.add, acc[1], s), acc[2] + 1]
+        if frames % args.every < N * T:
+            m, s, n = acc; acc = None
+            ret = s['ep_sum'] / max(s['ep_n'], 1)
+            share = s['counts'].max() / s['counts'].sum()
+            top = fn_ids[int(s['counts'].argmax())]
+            ent, kl = m['entropy'] / n, m['approx_kl'] / n
+            print(f"  {frames:>7,} frames  return {ret:6.2f}  entropy {ent:.3f}  approx_kl {kl:.4f}  "
+                  f"grad_norm {m['grad_norm'] / n:7.2f}  top function {top} ({share:.0%})  {time.time() - t0:5.0f} s",
+                  flush=True)
+            if collapsed_at is None and share > 0.99 and ret < 0.5: collapsed_at = frames
+    print(f"seed {seed}, lag {args.lag}: " + (f"collapsed by {collapsed_at:,} frames" if collapsed_at else
+                                              f"no collapse in {frames:,} frames"), flush=True)
