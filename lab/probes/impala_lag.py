@@ -12,7 +12,9 @@ losses; each seed's run is deterministic, so the lag is the only difference betw
     python lab/probes/impala_lag.py --seeds 0 --lag 1 --gin-param "IMPALA.learning_rate = 2.5e-4"
 
 Prints, every `--every` frames: the mean return of the episodes that ended, the policy's entropy, approx_kl between
-the acting and the learning parameters, and the share of the most-chosen function. A run "collapsed" when one
+the acting and the learning parameters, the share of samples whose action the last update made less likely (ρ < 0.9,
+"fell") or more likely (ρ > 1.1, "rose") with the mean advantage the loss gives each, and the share of the
+most-chosen function. A run "collapsed" when one
 function takes over 99% of its steps while its episodes score under 0.5.
 """
 import argparse, time
@@ -40,13 +42,23 @@ parse_config(config_files('jax:MoveToBeacon'), args.gin_param)
 cfg = RunSettings()
 env = make_jax_env(cfg.env)
 hp = IMPALA() if args.update == 'vtrace' else A2C()
-if args.normalize == 'weighted' and hp.normalize_advantages:   # the order before 2026-12-05
-    from reaver_nb.agents import actor_critic
-    from reaver_nb.agents.returns import vtrace
-    def vtrace_weighted(*a):
-        vs, pg_adv = vtrace(*a[:9])   # weighted, not normalised...
-        return vs, (pg_adv - pg_adv.mean()) / (pg_adv.std() + 1e-8)   # ...then standardised
-    actor_critic.vtrace = vtrace_weighted
+# the advantages the loss uses, watched on the samples whose action the last update made less likely (ρ < 0.9,
+# "fell") and more likely (ρ > 1.1, "rose"); with `--normalize weighted`, standardised after the weights (the order
+# before 2026-12-05)
+from reaver_nb.agents import actor_critic
+from reaver_nb.agents.returns import vtrace
+WATCH = []   # per update: share fell, their mean advantage, share rose, their mean advantage
+def vtrace_watched(*a):
+    norm = bool(a[9]) if len(a) > 9 else False   # IMPALA.normalize_advantages
+    vs, adv = vtrace(*a[:9], normalize=norm and args.normalize == 'raw')
+    if norm and args.normalize == 'weighted': adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    rho = jnp.exp(a[4])
+    mean_on = lambda m: jnp.where(m, adv, 0.).sum() / jnp.maximum(m.sum(), 1)
+    fell, rose = rho < 0.9, rho > 1.1
+    jax.debug.callback(lambda *x: WATCH.append([float(v) for v in x]), fell.mean(), mean_on(fell), rose.mean(),
+                       mean_on(rose))
+    return vs, adv
+actor_critic.vtrace = vtrace_watched
 N, T = cfg.n_envs, hp.traj_len
 agent = ActorCriticAgent(env.obs_spec, env.act_spec, hp, N, args.frames // (N * T) + 1)
 fn_ids = list(env.function_ids)
@@ -90,7 +102,9 @@ for seed in args.seeds:
             share = s['counts'].max() / s['counts'].sum()
             top = fn_ids[int(s['counts'].argmax())]
             ent, kl = m['entropy'] / n, m['approx_kl'] / n
+            w = np.mean(WATCH, 0) if WATCH else [np.nan] * 4; WATCH.clear()
             print(f"  {frames:>7,} frames  return {ret:6.2f}  entropy {ent:.3f}  approx_kl {kl:.4f}  "
+                  f"fell {w[0]:4.0%} adv {w[1]:+.2f}  rose {w[2]:4.0%} adv {w[3]:+.2f}  "
                   f"grad_norm {m['grad_norm'] / n:7.2f}  top function {top} ({share:.0%})  {time.time() - t0:5.0f} s",
                   flush=True)
             if collapsed_at is None and share > 0.99 and ret < 0.5: collapsed_at = frames
