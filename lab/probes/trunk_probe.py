@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Diagnostic for issue 5: does a jax:MoveToBeacon run's network still look at its input?
 
-For the initial parameters and each kept checkpoint of a run (fused path, seed 0), on 512 fresh episode starts:
+For the initial parameters and each kept checkpoint of a run (fused path: seed 0; host or Ray path: its agent), on 512 fresh episode starts:
 - `live`: the fraction of positive ReLU outputs of each convolution and of the 256-unit layer (dying ReLUs);
 - `screen H`: the entropy of the `screen` argument head (log 256 = 5.545 is uniform) and `P(reach)`: its probability
   mass on pixels whose click reaches the beacon, against a uniform head's;
@@ -65,6 +65,8 @@ def report(tag, params):
 
 report('init', jax.tree.map(lambda x: x[0], trainer.init(cfg.seed).agent.params))
 target = trainer.init(0).agent.params
+one = jax.tree.map(lambda x: x[0], target)
 for ck in list_checkpoints(run / 'checkpoints'):   # the weights alone: runs of older simulation versions still load
-    params = load_checkpoint_part(ck, target, 'state', 'agent', 'params')
-    report(f"{int(load_checkpoint_part(ck, np.int64(0), 'frames')):,} frames", jax.tree.map(lambda x: x[0], params))
+    try: params = jax.tree.map(lambda x: x[0], load_checkpoint_part(ck, target, 'state', 'agent', 'params'))
+    except ValueError: params = load_checkpoint_part(ck, one, 'state', 'params')   # a host or Ray run: one agent
+    report(f"{int(load_checkpoint_part(ck, np.int64(0), 'frames')):,} frames", params)
