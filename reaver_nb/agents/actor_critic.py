@@ -73,7 +73,7 @@ class IMPALA(A2C):
     """Importance-weighted actor-learner (Espeholt et al. 2018): A2C's losses on V-trace targets, so rollouts acted by
     older parameters (asynchronous actors, `reaver train --backend ray`) still train the current policy. Each rollout
     is learned from once, whole (no epochs, no minibatches); `gae_lambda` is unused (V-trace has `vtrace_lambda`)."""
-    normalize_advantages: bool = False  # the paper does not normalise
+    normalize_advantages: bool = False  # the paper does not; when set, standardised before the importance weights
     vtrace_lambda: float = 1.0      # λ of the traces c_t = λ min(1, π/μ)
     clip_rho: float = 1.0           # ρ̄: truncation of the importance weights in the value targets
     clip_pg_rho: float = 1.0        # ...and in the policy gradient
