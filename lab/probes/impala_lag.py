@@ -14,8 +14,8 @@ losses; each seed's run is deterministic, so the lag is the only difference betw
 Prints, every `--every` frames: the mean return of the episodes that ended, the policy's entropy, approx_kl between
 the acting and the learning parameters, the share of samples whose action the last update made less likely (ρ < 0.9,
 "fell") or more likely (ρ > 1.1, "rose") with the mean advantage the loss gives each, and the share of the
-most-chosen function. A run "collapsed" when one
-function takes over 99% of its steps while its episodes score under 0.5.
+most-chosen function. A run "collapsed" when one function takes over 99% of a log row's steps while its episodes
+score under 0.5.
 """
 import argparse, time
 import numpy as np
@@ -74,7 +74,7 @@ def step(state, acting, vs, key):
     (vs, key), (obs, acts, logp, v, r, term, trunc, ep_ret, done) = jax.lax.scan(body, (vs, key), None, length=T)
     values = jnp.concatenate([v, agent._value(acting, vs.obs)[None]])
     ro = Rollout(obs, acts, logp, values, r, term, trunc, jnp.zeros_like(r), vs.obs)
-    new_state, m = (agent._update_vtrace if args.update == 'vtrace' else agent._update)(state, ro)
+    new_state, m = agent._learn(state, ro)
     fn = acts[0]   # the function-id head's choices [T, N]
     counts = jnp.bincount(fn.ravel(), length=len(fn_ids))
     return new_state, vs, key, m, dict(ep_sum=jnp.where(done, ep_ret, 0.).sum(), ep_n=done.sum(), counts=counts)
