@@ -96,11 +96,13 @@ def food(u: Units, eco: Economy):
 def idle_workers(u: Units): return _is(u, SCV) & (u.order == IDLE)
 
 def _toward(pos, dest, speed, stop):
-    "Positions after one loop's walk towards `dest`, stopping `stop` short of it; and whether each is there now."
-    delta = dest - pos
-    dist = jnp.linalg.norm(delta + 1e-12, axis=-1)
+    """Positions after one loop's walk towards `dest`, stopping `stop` short of it; and whether each is there now.
+    (On x and y planes: XLA's CPU backend runs an innermost axis of 2 several times slower, `minigames._dist`.)"""
+    dx, dy = dest[..., 0] - pos[..., 0], dest[..., 1] - pos[..., 1]
+    dist = jnp.sqrt((dx + 1e-12) ** 2 + (dy + 1e-12) ** 2)
     go = jnp.clip(dist - stop, 0., speed)
-    return pos + delta * (go / jnp.maximum(dist, 1e-6))[:, None], dist - go <= stop + 1e-4
+    f = go / jnp.maximum(dist, 1e-6)
+    return jnp.stack([pos[..., 0] + dx * f, pos[..., 1] + dy * f], -1), dist - go <= stop + 1e-4
 
 # %% ../../nbs/18b_economy.ipynb #e008c
 def _walk(u: Units, radius):
@@ -134,7 +136,8 @@ def _spawn(u: Units, eco: Economy, want, at, block: slice, kind: int):
     new = _nth_free(free, jnp.cumsum(want) * want)                # [A] index in the block
     place = (jnp.arange(block.stop - block.start)[None, :] == new[:, None]) & (new >= 0)[:, None]   # [A, B]
     born = place.any(0)
-    pos_b = jnp.where(born[:, None], (place[:, :, None] * at[:, None, :]).sum(0), u.pos[block])
+    at_b_xy = jnp.stack([(place * at[:, None, 0]).sum(0), (place * at[:, None, 1]).sum(0)], -1)   # x, y planes
+    pos_b = jnp.where(born[:, None], at_b_xy, u.pos[block])
     at_b = lambda x, v: x.at[block].set(jnp.where(born.reshape((-1,) + (1,) * (x.ndim - 1)), v, x[block]))
     u = u.replace(pos=u.pos.at[block].set(pos_b), alive=u.alive.at[block].set(u.alive[block] | born),
                   hp=at_b(u.hp, KIND['max_hp'][kind]), order=at_b(u.order, IDLE), target=at_b(u.target, -1),
@@ -230,7 +233,7 @@ def _site_ok(self: EconomyGame, u: Units, eco: Economy, p, kind, geyser=-1):
     inside = (p[0] - r >= x0) & (p[0] + r <= x1) & (p[1] - r >= y0) & (p[1] + r <= y1)
     rows = self.static_rows                                   # buildings, fields, geysers: what a building can hit
     solid = u.alive[rows] & (rows != geyser)
-    d = jnp.linalg.norm(u.pos[rows] - p + 1e-12, axis=-1)
+    d = jnp.sqrt((u.pos[rows, 0] - p[0] + 1e-12) ** 2 + (u.pos[rows, 1] - p[1] + 1e-12) ** 2)   # x, y planes
     return inside & ~(solid & (d < _radius(u.kind[rows], self.radius) + r)).any()
 
 @patch

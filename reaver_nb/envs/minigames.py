@@ -23,11 +23,11 @@ __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EP
            'SHARD', 'ZERGLING', 'BANELING', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT',
            'PATROL', 'FOLLOW', 'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND',
            'SCV', 'COMMAND_CENTER', 'MINERAL_FIELD', 'VESPENE_GEYSER', 'SUPPLY_DEPOT', 'BARRACKS', 'REFINERY', 'ARMED',
-           'ARMY', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES', 'N_ROACHES',
-           'N_SQUAD', 'N_ZERGLINGS', 'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point', 'minimap_point',
-           'available', 'GameState', 'MiniGameOptions', 'MiniGame', 'MoveToBeacon', 'CollectMineralShards',
-           'DefeatRoaches', 'DefeatZerglingsAndBanelings', 'FindAndDefeatZerglings', 'scripted_policy', 'play',
-           'random_policy']
+           'ARMY', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'RENDER_CHUNK', 'MiniGameSettings', 'N_SHARDS', 'MAX_MARINES',
+           'N_ROACHES', 'N_SQUAD', 'N_ZERGLINGS', 'MINIGAMES', 'Units', 'make_units', 'game_loop', 'screen_point',
+           'minimap_point', 'available', 'GameState', 'MiniGameOptions', 'MiniGame', 'MoveToBeacon',
+           'CollectMineralShards', 'DefeatRoaches', 'DefeatZerglingsAndBanelings', 'FindAndDefeatZerglings',
+           'scripted_policy', 'play', 'random_policy']
 
 # %% ../../nbs/18_minigames.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -136,13 +136,20 @@ def _radius(kind, radius=None):
     "Per-unit radii from a per-kind table (a game's own, `MiniGame.radius`; default KIND's)."
     return jnp.asarray(KIND['radius'] if radius is None else radius)[kind]
 
+def _small_int(n):
+    """The narrowest signed integer type that holds 0..n. XLA's CPU backend reduces int8 and int16 arrays 5-7x faster
+    than int32 ones (they fill its vector registers; `bench/README.md`), and a mini-game's counts and row indices
+    are small."""
+    return jnp.int8 if n < 2 ** 7 else jnp.int16 if n < 2 ** 15 else jnp.int32
+
 def _first(ok, axis=-1):
     """Index of the first True along `axis` (0 where there is none), as `jnp.argmax(ok, axis)` gives it, written as a
-    min-reduction: XLA's CPU backend runs argmax's (value, index) reduction about 3x slower, and the game loop and
-    the respawn tries call it every loop (`bench/README.md`)."""
+    min-reduction over indices in the narrowest integer type: XLA's CPU backend runs argmax's (value, index)
+    reduction about 3x slower, and the game loop and the respawn tries call it every loop (`bench/README.md`)."""
     n = ok.shape[axis]
-    i = jnp.min(jnp.where(ok, jax.lax.broadcasted_iota(jnp.int32, ok.shape, axis % ok.ndim), n), axis)
-    return jnp.where(i < n, i, 0)
+    t = _small_int(n)
+    i = jnp.min(jnp.where(ok, jax.lax.broadcasted_iota(t, ok.shape, axis % ok.ndim), jnp.asarray(n, t)), axis)
+    return jnp.where(i < n, i, 0).astype(jnp.int32)
 
 def _argmin(x, axis=-1):
     "`jnp.argmin(x, axis)` (the first smallest entry; 0 where all are inf) through `_first`."
@@ -392,16 +399,46 @@ def _cover(pos, radius, alive, origin, extent, res):
     centre = (jnp.arange(res)[None, :, None] == iy[:, None, None]) & (jnp.arange(res)[None, None, :] == ix[:, None, None])
     return (disc | centre) & alive[:, None, None]
 
+RENDER_CHUNK = 32   # units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
+
+def _pixel_reductions(u: Units, radius, origin, extent, res, top=True, selected=False, count=False):
+    """Per pixel of a view, over the units that show on it: `top`, the key of the unit drawn on top (the highest rank,
+    armed over unarmed and then by owner, the first row among equals: `rank * U + U - 1 - row`; -1 where none);
+    `selected`, whether a selected unit shows there; `count`, how many units do. Each is reduced in the narrowest
+    integer type that holds it and in passes of RENDER_CHUNK units (a `scan`) carrying [res, res] accumulators.
+    Both choices are for XLA's CPU backend: it reduces int8/int16 5-7x faster than int32, and it splits a reduction
+    over more than about 32 units into a [units, res, res] table in memory per reduction, which at 256 envs x 245
+    unit rows no longer fits in cache (three such reductions ran 5-6x slower than in passes; `bench/README.md`)."""
+    nu = u.kind.shape[0]
+    prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
+    kt, ct = _small_int(21 * nu), (jnp.uint8 if nu < 256 else _small_int(nu))   # ranks up to 2 * 8 + 4
+    key = ((prio * 8 + _k('owner', u.kind)) * nu + (nu - 1 - jnp.arange(nu))).astype(kt)
+    c = min(nu, RENDER_CHUNK); m = -(-nu // c) * c                  # padded rows are dead: they show nowhere
+    pad = lambda x: jnp.concatenate([x, jnp.zeros((m - nu,) + x.shape[1:], x.dtype)]).reshape((m // c, c) + x.shape[1:])
+    # (the barrier keeps XLA from evaluating, at compile time, the passes whose units are all constants, as at a reset)
+    xs = jax.lax.optimization_barrier(tuple(map(pad, (u.pos, _radius(u.kind, radius), u.alive, u.selected, key))))
+    want = {'top': top, 'selected': selected, 'count': count}
+    init = {'top': jnp.full((res, res), -1, kt), 'selected': jnp.zeros((res, res), bool), 'count': jnp.zeros((res, res), ct)}
+    def add(acc, x):
+        pos, rad, alive, sel, k = x
+        cov = _cover(pos, rad, alive, origin, extent, res)
+        part = {'top': lambda: jnp.where(cov, k[:, None, None], jnp.asarray(-1, kt)).max(0),
+                'selected': lambda: (cov & sel[:, None, None]).any(0),
+                'count': lambda: cov.sum(0, dtype=ct)}
+        return {n: (jnp.maximum(v, part[n]()) if n == 'top' else v | part[n]() if n == 'selected' else v + part[n]())
+                for n, v in acc.items()}, None
+    return jax.lax.scan(add, {n: v for n, v in init.items() if want[n]}, xs)[0]
+
 def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None, camera=None, vision=None):
     """The feature layers `names` of a view of `extent` units from `origin` (a number, or (x, row)). `camera`: the
     screen's corner in the view's units (the minimap's `camera` layer; default the locked camera's); `vision`:
     `vision(xs, ys) -> [rows, columns]` 2 visible / 1 explored / 0 never seen, for maps with fog of war."""
-    cover = _cover(u.pos, _radius(u.kind, radius), u.alive, origin, extent, res)
-    own = _k('owner', u.kind)
-    prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
-    rank = jnp.where(cover, (prio * 8 + own)[:, None, None], -1)
-    code = jnp.maximum(rank.max(0), 0)
-    top = _first(rank == rank.max(0, keepdims=True), 0)   # the unit drawn on top: argmax, as a cheaper reduction
+    nu = u.kind.shape[0]
+    red = _pixel_reductions(u, radius, origin, extent, res, top=True, selected='selected' in names,
+                            count='unit_density' in names)
+    best = red['top'].astype(jnp.int32)
+    code = jnp.where(best >= 0, best // nu, 0)        # the top unit's rank (0: no unit)
+    top = jnp.where(best >= 0, nu - 1 - best % nu, 0)  # and its row
     ps = extent / res
     ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))
     cx, cy = ox + (jnp.arange(res) + 0.5) * ps, oy + (jnp.arange(res) + 0.5) * ps
@@ -410,12 +447,12 @@ def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radiu
     out = []
     for n in names:
         if n == 'player_relative': x = code % 8
-        elif n == 'selected': x = jnp.any(cover & u.selected[:, None, None], 0).astype(jnp.int32)
+        elif n == 'selected': x = red['selected'].astype(jnp.int32)
         elif n == 'visibility_map': x = jnp.where(inside, 2 if vision is None else vision(cx, cy), 0)
         elif n == 'unit_hit_points_ratio':
             ratio = jnp.where(_k('max_hp', u.kind) > 0, u.hp / jnp.maximum(_k('max_hp', u.kind), 1.), 0.)
             x = jnp.where(code > 0, jnp.floor(ratio[top] * 255), 0.)
-        elif n == 'unit_density': x = jnp.minimum(cover.sum(0), 15).astype(jnp.float32)
+        elif n == 'unit_density': x = jnp.minimum(red['count'], 15).astype(jnp.float32)
         elif n == 'camera':
             lo = jnp.asarray(CAMERA_ORIGIN if camera is None else camera, jnp.float32)
             (lx, ly), (hx, hy) = lo, lo + SCREEN_UNITS
