@@ -397,3 +397,19 @@ def test_call_for_help_option():
     assert list(after(False)) == [0, -1]
     with pytest.raises(ValueError, match='MiniGameSettings.call_for_help'):
         mg.FindAndDefeatZerglings(sim=mg.MiniGameOptions(call_for_help='no'))
+
+@pytest.mark.parametrize('n', [2, 75, 300])
+def test_the_renderers_passes_equal_one_reduction_over_all_units(n):
+    "`_pixel_reductions` (narrow integers, passes of RENDER_CHUNK units, padding) against a plain int32 reduction."
+    rng = np.random.default_rng(n)
+    kinds = rng.choice([MARINE, ROACH, BEACON, SHARD], n)
+    pos = rng.uniform(4., 8., (n, 2)).astype(np.float32)          # crowded: most pixels show several units
+    u = make_units(kinds, pos, rng.random(n) < 0.8).replace(selected=jnp.asarray(rng.random(n) < 0.3))
+    got = jax.jit(lambda u: mg._pixel_reductions(u, None, 0., 12., 16, top=True, selected=True, count=True))(u)
+    cover = np.asarray(mg._cover(u.pos, mg._radius(u.kind), u.alive, 0., 12., 16))
+    prio = np.where(np.asarray(mg.ARMED)[kinds], 2, 1)
+    key = (prio * 8 + np.asarray(mg.KIND['owner'])[kinds]) * n + (n - 1 - np.arange(n))
+    assert cover.sum(0).max() > 1                                  # ties and overlaps are exercised
+    np.testing.assert_array_equal(np.asarray(got['top']), np.where(cover, key[:, None, None], -1).max(0))
+    np.testing.assert_array_equal(np.asarray(got['selected']), (cover & np.asarray(u.selected)[:, None, None]).any(0))
+    np.testing.assert_array_equal(np.asarray(got['count']), cover.sum(0))
