@@ -413,3 +413,20 @@ def test_the_renderers_passes_equal_one_reduction_over_all_units(n):
     np.testing.assert_array_equal(np.asarray(got['top']), np.where(cover, key[:, None, None], -1).max(0))
     np.testing.assert_array_equal(np.asarray(got['selected']), (cover & np.asarray(u.selected)[:, None, None]).any(0))
     np.testing.assert_array_equal(np.asarray(got['count']), cover.sum(0))
+
+@pytest.mark.parametrize('game', [MoveToBeacon, CollectMineralShards])
+def test_maps_without_enemies_lose_nothing_by_leaving_the_fight_out(game):
+    "`fights = False` (the fight's steps left out of the game loop) plays exactly as the full game loop does."
+    from reaver_nb.envs.minigames import ENEMY, random_policy
+    lean, full = game(), type('Full', (game,), {'fights': True})()
+    assert not lean.fights and full.fights
+    def run(g):
+        policy = random_policy(g)
+        def body(s, k):
+            k1, k2 = jax.random.split(k)
+            return g.step(k2, s, policy(s, k1))[1], None
+        s = g.reset(jax.random.PRNGKey(3))[1]
+        assert not bool((np.asarray(mg.KIND['owner'])[np.asarray(s.units.kind)] == ENEMY).any())
+        return jax.jit(lambda s: jax.lax.scan(body, s, jax.random.split(jax.random.PRNGKey(4), 60))[0])(s)
+    for a, b in zip(jax.tree.leaves(run(lean)), jax.tree.leaves(run(full))):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

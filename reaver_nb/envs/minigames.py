@@ -208,14 +208,16 @@ def _separate(pos, u: Units, radius=None):
     return pos + jnp.stack([push(dx, fx), push(dy, fy)], -1)
 
 # %% ../../nbs/18_minigames.ipynb #c008cx
-def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool = True) -> Units:
+def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool = True, fight: bool = True) -> Units:
     """Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default
     KIND's; `collide`: units push apart where they overlap, `MiniGameSettings.collisions`; `call_for_help`: idle units
     answer an attack on an ally within HELP_RADIUS, `MiniGameSettings.call_for_help`; without it a unit answers an
-    attack on itself only)."""
+    attack on itself only; `fight`: the map has enemies, `MiniGame.fights`. A map without any has no enemy to acquire,
+    attack or damage, and no attack order (only enemies can be attacked), so the fight's steps, which would change
+    nothing there, are left out of its program.)"""
     n = u.kind.shape[0]
     rows = jnp.arange(n)
-    hostile, edge = _hostile(u), _edge_distance(u, radius)
+    edge = _edge_distance(u, radius)
     rng = _k('range', u.kind)
     armed = jnp.asarray(ARMED)[u.kind] & u.alive
     # a target stays valid while it lives; an attack (or follow) order on a dead target falls back to the queued order
@@ -225,33 +227,39 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
                   home=jnp.where(lost[:, None], u.pos, u.home))
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
     fights = (u.order != MOVE) & (u.order != FOLLOW)   # a move or a follow ignores enemies
-    # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA
-    seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL)) & ~tgt_ok
-    # ... or any enemy when an ally within HELP_RADIUS is under attack (the game's call for help)
-    attacked = jnp.zeros(n, bool).at[jnp.maximum(u.target, 0)].max(
-        tgt_ok & fights & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
-    own = _k('owner', u.kind)
-    centre = _dist(u.pos, u.pos, 1e-9)
-    near = (centre <= HELP_RADIUS) if call_for_help else (rows[:, None] == rows[None, :])   # without: itself only
-    helping = ((own[:, None] == own[None, :]) & near & attacked[None, :]).any(1)
-    reach = jnp.where(helping, jnp.inf, rng + ACQUIRE_EXTRA)
-    cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
-    nearest = _argmin(cand, 1)
-    found = seeking & jnp.isfinite(cand[rows, nearest])
-    target = jnp.where(found, nearest, u.target)
-    tgt_ok = tgt_ok | found
-    t = jnp.maximum(target, 0)
-    in_range = tgt_ok & (edge[rows, t] <= rng) & armed & fights
-    fire = in_range & (u.cooldown <= 0)
-    # damage (at least 0.5) of each attacker i on each unit j: its target, or with splash every enemy within reach
-    dmg = jnp.maximum(_k('damage', u.kind)[:, None] + _k('bonus_light', u.kind)[:, None] * _k('light', u.kind)[None, :]
-                      - _k('armour', u.kind)[None, :], 0.5)
-    splash = _k('splash', u.kind)
-    hit = jnp.where((splash > 0)[:, None], hostile & (edge + _radius(u.kind, radius)[:, None] <= splash[:, None]),
-                    rows[None, :] == t[:, None]) & fire[:, None]
-    hp = u.hp - (dmg * hit).sum(0)
-    hp = jnp.where(fire & _k('suicide', u.kind), 0., hp)   # a baneling dies in its own blast
-    cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
+    if fight:
+        hostile = _hostile(u)
+        # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA
+        seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL)) & ~tgt_ok
+        # ... or any enemy when an ally within HELP_RADIUS is under attack (the game's call for help)
+        attacked = jnp.zeros(n, bool).at[jnp.maximum(u.target, 0)].max(
+            tgt_ok & fights & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
+        own = _k('owner', u.kind)
+        centre = _dist(u.pos, u.pos, 1e-9)
+        near = (centre <= HELP_RADIUS) if call_for_help else (rows[:, None] == rows[None, :])   # without: itself only
+        helping = ((own[:, None] == own[None, :]) & near & attacked[None, :]).any(1)
+        reach = jnp.where(helping, jnp.inf, rng + ACQUIRE_EXTRA)
+        cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
+        nearest = _argmin(cand, 1)
+        found = seeking & jnp.isfinite(cand[rows, nearest])
+        target = jnp.where(found, nearest, u.target)
+        tgt_ok = tgt_ok | found
+        t = jnp.maximum(target, 0)
+        in_range = tgt_ok & (edge[rows, t] <= rng) & armed & fights
+        fire = in_range & (u.cooldown <= 0)
+        # damage (at least 0.5) of each attacker i on each unit j: its target, or with splash every enemy within reach
+        dmg = jnp.maximum(_k('damage', u.kind)[:, None] + _k('bonus_light', u.kind)[:, None] * _k('light', u.kind)[None, :]
+                          - _k('armour', u.kind)[None, :], 0.5)
+        splash = _k('splash', u.kind)
+        hit = jnp.where((splash > 0)[:, None], hostile & (edge + _radius(u.kind, radius)[:, None] <= splash[:, None]),
+                        rows[None, :] == t[:, None]) & fire[:, None]
+        hp = u.hp - (dmg * hit).sum(0)
+        hp = jnp.where(fire & _k('suicide', u.kind), 0., hp)   # a baneling dies in its own blast
+        cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
+    else:   # no enemies: no target to acquire, nobody in range, no damage
+        target, t = u.target, jnp.maximum(u.target, 0)
+        in_range = jnp.zeros(n, bool)
+        hp, cooldown = u.hp, jnp.maximum(u.cooldown - 1, 0.)
     # movement: towards the goal (move / attack-move / patrol with nothing to fight) or the target (an enemy not yet
     # in range, a followed unit farther than FOLLOW_GAP)
     following = (u.order == FOLLOW) & tgt_ok
@@ -505,6 +513,7 @@ class MiniGame:
     camera_moves = False                 # True: move_camera moves the screen (the other maps lock it: CameraLockInput)
     camera_start = (0., 0.)              # the screen's first top-left corner, in screen units
     fog = False                          # True: fog of war (enemies out of sight hidden, `visibility_map` 0/1/2)
+    fights = True                        # False: the map has no enemies, and its game loop leaves the fight out
     implemented = IMPLEMENTED            # the pysc2 functions this game simulates (`offered` answers for each)
 
     def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
@@ -697,7 +706,8 @@ class MiniGame:
         draws = self.draw(key, u)
         def loop(carry, _):
             u, reward, ended, extra = carry
-            u = game_loop(u, self.radius, bool(self.sim_options.collisions), bool(self.sim_options.call_for_help))
+            u = game_loop(u, self.radius, bool(self.sim_options.collisions), bool(self.sim_options.call_for_help),
+                          self.fights)
             u, r, end, extra = self.rules(u, draws, extra)
             return (u, reward + r, ended | end, extra), None
         (u, reward, ended, extra), _ = jax.lax.scan(
@@ -709,6 +719,7 @@ class MiniGame:
 # %% ../../nbs/18_minigames.ipynb #c024
 class MoveToBeacon(MiniGame):
     name = 'MoveToBeacon'
+    fights = False                             # a marine and a beacon: no enemies
     beacon_area = ((2.5, 2.5), (21.5, 15.5))   # the "Beacon Spawn Region" in screen units ...
     beacon_hole = ((12., 9.), 4.)              # ... less this disc ((centre), radius)
     reach = 1.25                               # the "Beacon Area": a circle of this radius on the beacon; the marine's
@@ -736,6 +747,7 @@ N_SHARDS = 20
 
 class CollectMineralShards(MiniGame):
     name = 'CollectMineralShards'
+    fights = False                             # two marines and the shards: no enemies
     shard_area = ((2., 2.), (22., 16.))        # the "Mineral Area" in screen units
 
     def new_units(self, key):

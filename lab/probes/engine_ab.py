@@ -1,0 +1,98 @@
+#!/usr/bin/env python
+"""Issue 30: where a JAX mini-game's step spends its time, and whether a change to the engine changes the game.
+
+    python lab/probes/engine_ab.py profile BuildMarines --envs 256      # each part of a step jitted alone, ms a call
+    python lab/probes/engine_ab.py dump /tmp/new.npz                     # observations and rewards of random play
+    PYTHONPATH=/path/to/old/checkout python lab/probes/engine_ab.py dump /tmp/old.npz
+    python lab/probes/engine_ab.py compare /tmp/old.npz /tmp/new.npz     # bit-identical or not, array by array
+
+`profile` advances the envs 50 steps of random play first, so the state is not a fresh reset. `dump` plays every map
+16 envs x 60 steps from fixed keys through `fused.vec_step` (the resets included), so two checkouts can be compared
+(a worktree of the old commit on PYTHONPATH: the script prints which reaver_nb it imported). Compare only dumps
+of this script: another program around the same game (other outputs, other fusions) can round the separation push
+of DefeatRoaches' and DefeatZerglingsAndBanelings' crowds differently and part from it after 20-30 steps. Used on 2026-12-05
+(docs/experiments.md, thirteenth session) for the renderer's passes and the economy loop on x/y planes.
+"""
+import argparse, time
+import numpy as np
+import jax, jax.numpy as jnp
+import reaver_nb
+from reaver_nb.envs import minigames as mg, economy as E
+from reaver_nb.envs.economy import ALL_MINIGAMES
+from reaver_nb.training.fused import vec_reset, vec_step
+
+
+def random_play(game, n):
+    policy = jax.vmap(mg.random_policy(game))
+    def step(vs, key):
+        k1, k2 = jax.random.split(key)
+        return vec_step(game, k2, vs, policy(vs.env, jax.random.split(k1, n)))[:2]
+    return step
+
+
+def timed(f, *args, repeats=20):
+    "Median ms of `repeats` calls of jit(f)(*args), after two untimed ones."
+    f = jax.jit(f)
+    for _ in range(2): jax.block_until_ready(f(*args))
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter(); jax.block_until_ready(f(*args)); ts.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(ts))
+
+
+def profile(name, n):
+    game = ALL_MINIGAMES[name]()
+    step = jax.jit(random_play(game, n))
+    vs = vec_reset(game, jax.random.PRNGKey(1), n)
+    for i in range(50): vs = step(vs, jax.random.PRNGKey(i))[0]
+    s, o = vs.env, game.options
+    print(f"{name}: {len(s.units.kind[0])} unit rows, {n} envs; ms a call")
+    rows = {'vec_step (random policy included)': (lambda vs: step(vs, jax.random.PRNGKey(0)), vs),
+            'observe': (jax.vmap(game.observe), s),
+            'screen layers': (jax.vmap(lambda u: mg._layers(u, game.playable, jnp.zeros(2), mg.SCREEN_UNITS,
+                                                            o.screen_size, o.screen_features, radius=game.radius)), s.units),
+            'reset': (jax.vmap(game.reset), jax.random.split(jax.random.PRNGKey(2), n))}
+    if isinstance(game, E.EconomyGame):
+        u, eco = s.units, s.extra
+        rows.update({'economy_loop (one game loop)': (jax.vmap(game.economy_loop), (u, eco)),
+                     '  _walk': (jax.vmap(lambda u: E._walk(u, game.radius)), u),
+                     '  _harvest': (jax.vmap(game._harvest), (u, eco)), '  _construct': (jax.vmap(game._construct), (u, eco)),
+                     '  _produce': (jax.vmap(game._produce), (u, eco))})
+    else:
+        rows['game_loop (one game loop)'] = (jax.vmap(lambda u: mg.game_loop(
+            u, game.radius, bool(game.sim_options.collisions), bool(game.sim_options.call_for_help), game.fights)), s.units)
+    for label, (f, a) in rows.items():
+        a = a if isinstance(a, tuple) else (a,)
+        print(f"  {label:36s} {timed(f, *a):8.2f}")
+
+
+def dump(path):
+    print('reaver_nb from', reaver_nb.__file__)
+    out = {}
+    for name, cls in ALL_MINIGAMES.items():
+        game, n = cls(), 16
+        step = random_play(game, n)
+        run = jax.jit(lambda vs, key: jax.lax.scan(lambda vs, k: (lambda r: (r[0], (r[0].obs, r[1])))(step(vs, k)),
+                                                   vs, jax.random.split(key, 60))[1])
+        leaves = jax.tree.leaves(run(vec_reset(game, jax.random.PRNGKey(0), n), jax.random.PRNGKey(1)))
+        for i, x in enumerate(leaves): out[f'{name}/{i}'] = np.asarray(x)
+        print(name, len(leaves), 'arrays', flush=True)
+    np.savez_compressed(path, **out)
+
+
+def compare(a, b):
+    a, b = np.load(a), np.load(b)
+    differ = [k for k in a if k not in b or not np.array_equal(a[k], b[k])]
+    print(f"{len(a)} arrays, {len(differ)} differ" + (f": {differ}" if differ else " (bit-identical)"))
+
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    sub = ap.add_subparsers(dest='cmd', required=True)
+    p = sub.add_parser('profile'); p.add_argument('map', choices=list(ALL_MINIGAMES)); p.add_argument('--envs', type=int, default=256)
+    p = sub.add_parser('dump'); p.add_argument('path')
+    p = sub.add_parser('compare'); p.add_argument('old'); p.add_argument('new')
+    a = ap.parse_args()
+    if a.cmd == 'profile': profile(a.map, a.envs)
+    elif a.cmd == 'dump': dump(a.path)
+    else: compare(a.old, a.new)
