@@ -5,6 +5,7 @@
     python lab/probes/engine_ab.py dump /tmp/new.npz                     # observations and rewards of random play
     PYTHONPATH=/path/to/old/checkout python lab/probes/engine_ab.py dump /tmp/old.npz
     python lab/probes/engine_ab.py compare /tmp/old.npz /tmp/new.npz     # bit-identical or not, array by array
+    python lab/probes/engine_ab.py fights                                # maps without enemies, fight left out or in
 
 `profile` advances the envs 50 steps of random play first, so the state is not a fresh reset. `dump` plays every map
 16 envs x 60 steps from fixed keys through `fused.vec_step` (the resets included), so two checkouts can be compared
@@ -80,6 +81,25 @@ def dump(path):
     np.savez_compressed(path, **out)
 
 
+def fights(steps=32, calls=5):
+    "Env steps/s of MoveToBeacon and CollectMineralShards with `fights` False (theirs) and True, alternating in one process."
+    for name in ('MoveToBeacon', 'CollectMineralShards'):
+        for n in (16, 256):
+            rates = {}
+            for f in (False, True):
+                game = type(name, (ALL_MINIGAMES[name],), {'fights': f})()
+                step = random_play(game, n)
+                run = jax.jit(lambda c, k: jax.lax.scan(lambda c, k: (step(c, k)[0], None), c, jax.random.split(k, steps))[0])
+                c = run(vec_reset(game, jax.random.PRNGKey(0), n), jax.random.PRNGKey(1))
+                rates[f] = (run, jax.block_until_ready(run(c, jax.random.PRNGKey(2))), [])
+            for _ in range(calls):
+                for f, (run, c, got) in rates.items():
+                    t = time.perf_counter(); jax.block_until_ready(run(c, jax.random.PRNGKey(3)))
+                    got.append(n * steps / (time.perf_counter() - t))
+            lean, full = (float(np.median(rates[f][2])) for f in (False, True))
+            print(f"{name:22s} {n:5d} envs: without the fight {lean:9,.0f}, with it {full:9,.0f} env steps/s ({lean / full:.2f}x)")
+
+
 def compare(a, b):
     a, b = np.load(a), np.load(b)
     differ = [k for k in a if k not in b or not np.array_equal(a[k], b[k])]
@@ -92,7 +112,9 @@ if __name__ == '__main__':
     p = sub.add_parser('profile'); p.add_argument('map', choices=list(ALL_MINIGAMES)); p.add_argument('--envs', type=int, default=256)
     p = sub.add_parser('dump'); p.add_argument('path')
     p = sub.add_parser('compare'); p.add_argument('old'); p.add_argument('new')
+    sub.add_parser('fights')
     a = ap.parse_args()
     if a.cmd == 'profile': profile(a.map, a.envs)
     elif a.cmd == 'dump': dump(a.path)
+    elif a.cmd == 'fights': fights()
     else: compare(a.old, a.new)
