@@ -405,12 +405,14 @@ def test_the_renderers_passes_equal_one_reduction_over_all_units(n):
     kinds = rng.choice([MARINE, ROACH, BEACON, SHARD], n)
     pos = rng.uniform(4., 8., (n, 2)).astype(np.float32)          # crowded: most pixels show several units
     u = make_units(kinds, pos, rng.random(n) < 0.8).replace(selected=jnp.asarray(rng.random(n) < 0.3))
-    got = jax.jit(lambda u: mg._pixel_reductions(u, None, 0., 12., 16, top=True, selected=True, count=True))(u)
+    got = jax.jit(lambda u: mg._pixel_reductions(u, None, 0., 12., 16, selected=True, count=True))(u)
     cover = np.asarray(mg._cover(u.pos, mg._radius(u.kind), u.alive, 0., 12., 16))
     prio = np.where(np.asarray(mg.ARMED)[kinds], 2, 1)
     key = (prio * 8 + np.asarray(mg.KIND['owner'])[kinds]) * n + (n - 1 - np.arange(n))
     assert cover.sum(0).max() > 1                                  # ties and overlaps are exercised
-    np.testing.assert_array_equal(np.asarray(got['top']), np.where(cover, key[:, None, None], -1).max(0))
+    best = np.where(cover, key[:, None, None], -1).max(0)                # the top unit: highest rank, then first row
+    np.testing.assert_array_equal(np.asarray(got['rank']), np.where(best >= 0, best // n, 0))
+    np.testing.assert_array_equal(np.asarray(got['row']), np.where(best >= 0, n - 1 - best % n, 0))
     np.testing.assert_array_equal(np.asarray(got['selected']), (cover & np.asarray(u.selected)[:, None, None]).any(0))
     np.testing.assert_array_equal(np.asarray(got['count']), cover.sum(0))
 

@@ -255,11 +255,11 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
                         rows[None, :] == t[:, None]) & fire[:, None]
         hp = u.hp - (dmg * hit).sum(0)
         hp = jnp.where(fire & _k('suicide', u.kind), 0., hp)   # a baneling dies in its own blast
-        cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
     else:   # no enemies: no target to acquire, nobody in range, no damage
         target, t = u.target, jnp.maximum(u.target, 0)
-        in_range = jnp.zeros(n, bool)
-        hp, cooldown = u.hp, jnp.maximum(u.cooldown - 1, 0.)
+        in_range = fire = jnp.zeros(n, bool)
+        hp = u.hp
+    cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
     # movement: towards the goal (move / attack-move / patrol with nothing to fight) or the target (an enemy not yet
     # in range, a followed unit farther than FOLLOW_GAP)
     following = (u.order == FOLLOW) & tgt_ok
@@ -409,14 +409,15 @@ def _cover(pos, radius, alive, origin, extent, res):
 
 RENDER_CHUNK = 32   # units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
 
-def _pixel_reductions(u: Units, radius, origin, extent, res, top=True, selected=False, count=False):
-    """Per pixel of a view, over the units that show on it: `top`, the key of the unit drawn on top (the highest rank,
-    armed over unarmed and then by owner, the first row among equals: `rank * U + U - 1 - row`; -1 where none);
-    `selected`, whether a selected unit shows there; `count`, how many units do. Each is reduced in the narrowest
-    integer type that holds it and in passes of RENDER_CHUNK units (a `scan`) carrying [res, res] accumulators.
-    Both choices are for XLA's CPU backend: it reduces int8/int16 5-7x faster than int32, and it splits a reduction
-    over more than about 32 units into a [units, res, res] table in memory per reduction, which at 256 envs x 245
-    unit rows no longer fits in cache (three such reductions ran 5-6x slower than in passes; `bench/README.md`)."""
+def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False):
+    """Per pixel of a view, over the units that show on it: `rank` and `row` of the unit drawn on top (the highest
+    rank, armed over unarmed and then by owner; the first row among equals; rank 0 and row 0 where none); with
+    `selected`, whether a selected unit shows there; with `count`, how many units do. Each is reduced in the narrowest
+    integer type that holds it (the top unit as one max over the key `rank * U + U - 1 - row`) and in passes of
+    RENDER_CHUNK units (a `scan`) carrying [res, res] accumulators. Both choices are for XLA's CPU backend: it reduces
+    int8/int16 5-7x faster than int32, and it splits a reduction over more than about 32 units into a [units, res,
+    res] table in memory per reduction, which at 256 envs x 245 unit rows no longer fits in cache (three such
+    reductions ran 5-6x slower than in passes; `bench/README.md`)."""
     nu = u.kind.shape[0]
     prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
     kt, ct = _small_int(21 * nu), (jnp.uint8 if nu < 256 else _small_int(nu))   # ranks up to 2 * 8 + 4
@@ -425,28 +426,26 @@ def _pixel_reductions(u: Units, radius, origin, extent, res, top=True, selected=
     pad = lambda x: jnp.concatenate([x, jnp.zeros((m - nu,) + x.shape[1:], x.dtype)]).reshape((m // c, c) + x.shape[1:])
     # (the barrier keeps XLA from evaluating, at compile time, the passes whose units are all constants, as at a reset)
     xs = jax.lax.optimization_barrier(tuple(map(pad, (u.pos, _radius(u.kind, radius), u.alive, u.selected, key))))
-    want = {'top': top, 'selected': selected, 'count': count}
-    init = {'top': jnp.full((res, res), -1, kt), 'selected': jnp.zeros((res, res), bool), 'count': jnp.zeros((res, res), ct)}
+    init = {'top': jnp.full((res, res), -1, kt)}
+    if selected: init['selected'] = jnp.zeros((res, res), bool)
+    if count: init['count'] = jnp.zeros((res, res), ct)
     def add(acc, x):
         pos, rad, alive, sel, k = x
         cov = _cover(pos, rad, alive, origin, extent, res)
-        part = {'top': lambda: jnp.where(cov, k[:, None, None], jnp.asarray(-1, kt)).max(0),
-                'selected': lambda: (cov & sel[:, None, None]).any(0),
-                'count': lambda: cov.sum(0, dtype=ct)}
-        return {n: (jnp.maximum(v, part[n]()) if n == 'top' else v | part[n]() if n == 'selected' else v + part[n]())
-                for n, v in acc.items()}, None
-    return jax.lax.scan(add, {n: v for n, v in init.items() if want[n]}, xs)[0]
+        new = {'top': jnp.maximum(acc['top'], jnp.where(cov, k[:, None, None], jnp.asarray(-1, kt)).max(0))}
+        if selected: new['selected'] = acc['selected'] | (cov & sel[:, None, None]).any(0)
+        if count: new['count'] = acc['count'] + cov.sum(0, dtype=ct)
+        return new, None
+    out = jax.lax.scan(add, init, xs)[0]
+    best = out.pop('top').astype(jnp.int32)
+    return {'rank': jnp.where(best >= 0, best // nu, 0), 'row': jnp.where(best >= 0, nu - 1 - best % nu, 0), **out}
 
 def _layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None, camera=None, vision=None):
     """The feature layers `names` of a view of `extent` units from `origin` (a number, or (x, row)). `camera`: the
     screen's corner in the view's units (the minimap's `camera` layer; default the locked camera's); `vision`:
     `vision(xs, ys) -> [rows, columns]` 2 visible / 1 explored / 0 never seen, for maps with fog of war."""
-    nu = u.kind.shape[0]
-    red = _pixel_reductions(u, radius, origin, extent, res, top=True, selected='selected' in names,
-                            count='unit_density' in names)
-    best = red['top'].astype(jnp.int32)
-    code = jnp.where(best >= 0, best // nu, 0)        # the top unit's rank (0: no unit)
-    top = jnp.where(best >= 0, nu - 1 - best % nu, 0)  # and its row
+    red = _pixel_reductions(u, radius, origin, extent, res, 'selected' in names, 'unit_density' in names)
+    code, top = red['rank'], red['row']   # the unit drawn on top (rank 0: none)
     ps = extent / res
     ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))
     cx, cy = ox + (jnp.arange(res) + 0.5) * ps, oy + (jnp.arange(res) + 0.5) * ps
