@@ -20,10 +20,13 @@ ap.add_argument('--map', default='MoveToBeacon', help="any of reaver_nb's seven 
 ap.add_argument('--n-envs', type=int, default=32)
 ap.add_argument('--beacon-r', type=float, default=None)
 ap.add_argument('--reach', type=float, default=None)
-ap.add_argument('--functions', default='game', choices=['game', 'core', '2018'],
+ap.add_argument('--functions', default='game', choices=['game', 'core', '2018', 'minigames_all'],
                 help="the simulation's MiniGameSettings.functions; 2018: also Reaver's function set of 2018-11-19 "
                      "(SC2Env.action_ids at ef2fb8a, 20 ids with Stop_quick and HoldPosition_quick) for both sides, "
-                     "simulated with the game's set (pair with --candidates stop_hold)")
+                     "simulated with the game's set (pair with --candidates stop_hold). minigames_all: Reaver's 41-id "
+                     "'minigames_all' set for both sides, passed as ids (2.1.9's SC2Env turns the name into its 23-id "
+                     "'minigames' set, which lacks Train_Marine_quick, so BuildMarines cannot be scored with it); "
+                     "reaver_nb's configs use it on the economy maps")
 ap.add_argument('--queue', type=int, default=16)
 ap.add_argument('--follows', action='store_true',
                 help="MiniGameSettings.move_follows: a Move_screen/Smart_screen click on the beacon follows it (after it "
@@ -62,7 +65,11 @@ if a.map not in ALL_MINIGAMES: ap.error(f"--map {a.map!r}: choose one of {', '.j
 import candidates
 patched = candidates.apply([c for c in a.candidates.split(',') if c])
 FUNCTIONS_2018 = (0, 1, 2, 3, 4, 6, 7, 12, 13, 140, 168, 261, 274, 331, 332, 333, 334, 451, 452, 453)
-sim_kw = dict(functions='game' if a.functions == '2018' else a.functions, order_queue=a.queue, move_follows=a.follows)
+# Reaver 2.1.9's envs/sc2.py: the 23 'minigames' ids, then the 18 that 'minigames_all' adds
+MINIGAMES_ALL = (0, 1, 2, 3, 4, 6, 7, 12, 13, 42, 44, 50, 91, 183, 234, 309, 331, 332, 333, 334, 451, 452, 490,
+                 11, 71, 72, 73, 74, 79, 140, 168, 239, 261, 264, 269, 274, 318, 335, 336, 453, 477)
+IDS = {'2018': FUNCTIONS_2018, 'minigames_all': MINIGAMES_ALL}.get(a.functions)
+sim_kw = dict(functions='game' if IDS else a.functions, order_queue=a.queue, move_follows=a.follows)
 if a.beacon_r is not None:
     if 'beacon_radius' in {f.name for f in dataclasses.fields(mg.MiniGameOptions)}: sim_kw['beacon_radius'] = a.beacon_r
     else: mg.KIND['radius'][mg.BEACON] = a.beacon_r
@@ -113,12 +120,12 @@ MINIMAP = ('player_relative', 'selected', 'visibility_map', 'camera')
 if a.layers == '2018':
     SCREEN, MINIMAP = candidates.SCREEN_2018, candidates.MINIMAP_2018
     candidates.layers_2018()
-fn_kw = dict(functions=FUNCTIONS_2018) if a.functions == '2018' else {}
+fn_kw = dict(functions=IDS) if IDS else {}
 try: SPATIAL = gin.query_parameter('SC2Env.spatial_dim')   # FindAndDefeatZerglings.gin: 32
 except ValueError: SPATIAL = 16
 g = ALL_MINIGAMES[a.map](screen_size=SPATIAL, minimap_size=SPATIAL, screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
 beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
-ref = rvr.envs.SC2Env(a.map, spatial_dim=SPATIAL, step_mul=8, **({'action_ids': list(FUNCTIONS_2018)} if a.functions == '2018' else {}), obs_features=dict(
+ref = rvr.envs.SC2Env(a.map, spatial_dim=SPATIAL, step_mul=8, **({'action_ids': list(IDS)} if IDS else {}), obs_features=dict(
     screen=list(SCREEN), minimap=list(MINIMAP), **{'non-spatial': ['available_actions', 'player']}))
 obs_spec, act_spec = ref.obs_spec(), ref.act_spec()
 assert list(g.function_ids) == list(ref.act_wrapper.func_ids), (g.function_ids, ref.act_wrapper.func_ids)
