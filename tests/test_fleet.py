@@ -26,11 +26,19 @@ def cluster():
     ray.shutdown(); c.shutdown()
 
 
-def actor_processes(task: str = ''):
-    "This machine's Ray actor processes running `RolloutActor` (in the task `task`, e.g. 'collect', when given)."
+def actor_processes(task: str = '', alive: bool = True):
+    """The `RolloutActor` processes of the Ray cluster this process is connected to (in the task `task`, e.g.
+    'collect', when given), from Ray's actor table: a search of the machine's processes by name would also find, and
+    kill, another run's actors (a training run beside the tests). `alive=False`: also actors the table calls dead,
+    whose process may have outlived them."""
+    from ray._private.state import actors
     out = []
-    for p in psutil.process_iter(['cmdline']):
-        cmd = ' '.join(p.info['cmdline'] or [])
+    for a in actors().values():
+        if a.get('ActorClassName') != 'RolloutActor' or (alive and a.get('State') != 'ALIVE'): continue
+        try: p = psutil.Process(a['Pid'])
+        except (psutil.NoSuchProcess, KeyError): continue
+        try: cmd = ' '.join(p.cmdline())
+        except psutil.NoSuchProcess: continue
         if cmd.startswith('ray::RolloutActor') and task in cmd: out.append(p)
     return out
 
@@ -61,7 +69,7 @@ def test_learns_cartpole_on_two_nodes(cluster, agent, tmp_path):
     if agent == 'impala': assert 0 <= out['last']['policy_lag'] < 4   # asynchronous: actors a few updates behind
     else: assert out['last']['policy_lag'] == 0                       # synchronous: every rollout of the latest
     time.sleep(2)
-    assert not actor_processes(), 'actor processes outlived the run'
+    assert not actor_processes(alive=False), 'actor processes outlived the run'
 
 
 def test_ten_actor_kills(cluster, tmp_path):
@@ -83,7 +91,7 @@ def test_too_many_deaths_stop_the_run_and_it_resumes(cluster, tmp_path):
               callbacks=[ActorKiller(1)], gin_params=FLEET + ['RunSettings.log_every = 20', 'RunSettings.checkpoint_every = 20',
                                                               'RaySettings.max_restarts = 0'])
     time.sleep(2)
-    assert not actor_processes()
+    assert not actor_processes(alive=False)
     ckpts = sorted((tmp_path / 'dies' / 'checkpoints').iterdir())
     assert ckpts, 'no checkpoint before the failure'
     out = train(run_id='dies', resume=True, steps=16_000, results_dir=tmp_path, verbose=False)
@@ -146,3 +154,15 @@ def test_a2c_on_moveto_beacon_restarts_its_queued_head(cluster, tmp_path):
     assert out['frames'] == 128
     raw = read_checkpoint(latest_checkpoint(tmp_path / 'mtb' / 'checkpoints'))
     assert np.asarray(raw['resets']).tolist() == [64]
+
+
+def test_an_empty_address_starts_a_new_ray_on_this_machine(monkeypatch):
+    # ray.init(address=None) joins the latest cluster `ray start` left on this machine (a test suite's, another
+    # user's), and a run there died with it (2026-12-05); an empty RaySettings.address must start a Ray of its own
+    import ray
+    from reaver_nb.training.fleet import connect
+    calls = []
+    monkeypatch.setattr(ray, 'is_initialized', lambda: False)
+    monkeypatch.setattr(ray, 'init', lambda **kw: calls.append(kw))
+    assert connect('') is True and calls[-1]['address'] == 'local'
+    assert connect('auto') is True and calls[-1]['address'] == 'auto'

@@ -90,7 +90,9 @@ def connect(address: str = '') -> bool:
                 maybe_enable_token_auth_if_token_available
             maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
         except ImportError: pass   # a Ray without token authentication
-    try: ray.init(address=address or None, include_dashboard=False, logging_level='warning')
+    # an empty address starts a new Ray on this machine: ray.init(address=None) would join the latest cluster that
+    # `ray start` left here (a test suite's, another user's) and the run would die with it
+    try: ray.init(address=address or 'local', include_dashboard=False, logging_level='warning')
     except ConnectionError as e:
         raise ConnectionError(f"RaySettings.address = {address!r}: no Ray cluster answers there ({e}). Start one "
                               "with `ray start --head` on the head machine (and `ray start --address HEAD:6379` on "
