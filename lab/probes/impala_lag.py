@@ -12,9 +12,9 @@ losses; each seed's run is deterministic, so the lag is the only difference betw
     python lab/probes/impala_lag.py --seeds 0 --lag 1 --gin-param "IMPALA.learning_rate = 2.5e-4"
     python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 600000 --every 51200 --restart --test 100
 
-`--restart` restarts the heads of the recipe's `HeadRestart` (the `queued` head) as the run loop does: at the first
-test from `HeadRestart.at` (every `RunSettings.log_every` updates) where the mean return of the last window's episodes
-reaches `HeadRestart.min_return`. `--test N` ends each seed with `reaver test`'s evaluation (N episodes, sampled
+`--restart` restarts the heads of the recipe's `HeadRestart` (the `queued` head) with the run loop's own callback
+(`fused.HeadRestarter`, called after every update): at the first test from `HeadRestart.at` (every
+`RunSettings.log_every` updates) where the mean return of the last window's episodes reaches `HeadRestart.min_return`. `--test N` ends each seed with `reaver test`'s evaluation (N episodes, sampled
 actions, the same key) of its final parameters.
 
 Prints, every `--every` frames: the mean return of the episodes that ended, the policy's entropy, approx_kl between
@@ -29,7 +29,7 @@ import jax, jax.numpy as jnp
 from reaver_nb.agents.actor_critic import ActorCriticAgent, IMPALA, A2C, Rollout
 from reaver_nb.envs.jax_envs import make_jax_env
 from reaver_nb.training.config import config_files, parse_config, RunSettings, HeadRestart
-from reaver_nb.training.fused import vec_reset, vec_step, reset_heads, evaluate
+from reaver_nb.training.fused import vec_reset, vec_step, HeadRestarter, evaluate
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('--seeds', type=int, nargs='+', default=[0])
@@ -94,10 +94,8 @@ for seed in args.seeds:
     vs = vec_reset(env, k_env, N)
     past = [state.params] * args.lag   # the parameters before each of the last `lag` updates, oldest first
     frames, t0, acc = 0, time.time(), None
-    collapsed_at = restarted_at = None
-    rs = HeadRestart(); W = cfg.log_every
-    first = -(-rs.at // (N * T))   # the first update >= HeadRestart.at frames
-    window = []                    # per update: (episodes ended, their return sum)
+    collapsed_at = None
+    restarter = HeadRestarter(HeadRestart(), N * T, 1, cfg.log_every) if args.restart else None
     print(f"seed {seed}, lag {args.lag}, {args.update} update, normalize {args.normalize}, "
           f"{' '.join(args.gin_param) or 'shipped recipe'}")
     while frames < args.frames:
@@ -106,14 +104,10 @@ for seed in args.seeds:
         if args.lag: past = past[1:] + [state.params]   # the parameters this update started from
         state, frames = new_state, frames + N * T
         m, s = jax.device_get((m, s))
-        window = (window + [(s['ep_n'], s['ep_sum'])])[-W:]
-        u = frames // (N * T)
-        if args.restart and rs.heads and restarted_at is None and u >= first and (u - first) % W == 0:
-            n_ep, total = np.sum(window, 0)
-            if n_ep and total / n_ep >= rs.min_return:
-                state, restarted_at = reset_heads(state, rs.heads), frames
-                print(f"  restarted {', '.join(rs.heads)} at {frames:,} frames (mean return {total / n_ep:.2f} over "
-                      f"the last {W} updates)", flush=True)
+        if restarter:   # a chunk of one update, as the run loop would hand it over
+            u = frames // (N * T)
+            state = restarter.on_chunk(state, dict(ep_count=np.array([s['ep_n']]), ep_return_sum=np.array([s['ep_sum']])),
+                                       u - 1, u, frames)
         acc = [m, s, 1] if acc is None else [jax.tree.map(np.add, acc[0], m), jax.tree.map(np.add, acc[1], s), acc[2] + 1]
         if frames % args.every < N * T:
             m, s, n = acc; acc = None
