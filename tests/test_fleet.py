@@ -66,8 +66,10 @@ def test_learns_cartpole_on_two_nodes(cluster, agent, tmp_path):
         rows = [json.loads(l) for l in open(tmp_path / agent / 'metrics.jsonl')]
         assert max(r.get('ep_return_mean') or 0 for r in rows) >= 300, [r.get('ep_return_mean') for r in rows]
     assert out['actor_failures'] == 0 and out['lost_frames'] == 0
-    if agent == 'impala': assert 0 <= out['last']['policy_lag'] < 4   # asynchronous: actors a few updates behind
-    else: assert out['last']['policy_lag'] == 0                       # synchronous: every rollout of the latest
+    last = out['last']
+    if agent == 'impala':   # asynchronous: actors a few updates behind, the largest lag at least the mean
+        assert 0 <= last['policy_lag'] < 4 and last['policy_lag'] <= last['policy_lag_max'] < 100, last
+    else: assert last['policy_lag'] == last['policy_lag_max'] == 0, last   # synchronous: every rollout of the latest
     time.sleep(2)
     assert not actor_processes(alive=False), 'actor processes outlived the run'
 

@@ -4,7 +4,9 @@
 DESIGN.md says CollectMineralShards and DefeatRoaches need unit separation and group-move formation to match the game;
 the simulation has the separation but sends every unit of a group move to the same point (nbs/18's calibration table:
 "departure (absent)"). This probe patches `minigames._command` at run time with one reading of the game's "magic box"
-(community descriptions, no source with numbers): a move, attack-move or patrol to a point outside the bounding box
+(community descriptions, no source with numbers for StarCraft II: tl.net post 6058308 of 2010 gives the rule and says
+the ground box is much smaller than the air box; Liquipedia's "Magic Boxes" gives Brood War's 195 x 195 pixels for
+ground units, another engine; this probe leaves the box unbounded): a move, attack-move or patrol to a point outside the bounding box
 of the selected units keeps their formation (each unit goes to the point plus its offset from the group's centre);
 to a point inside it they converge, as now. Orders onto a unit (attack, follow) and queued orders are unchanged. It
 then plays uniform random play (`random_policy`, 100 episodes, seed 0, as nbs/18's table) on the maps with groups,

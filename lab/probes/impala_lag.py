@@ -11,11 +11,15 @@ losses; each seed's run is deterministic, so the lag is the only difference betw
     python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 80000 --normalize weighted   # the code before 2026-12-05
     python lab/probes/impala_lag.py --seeds 0 --lag 1 --gin-param "IMPALA.learning_rate = 2.5e-4"
     python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 600000 --every 51200 --restart --test 100
+    python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 600000 --every 51200 --restart --test 100 --host 2
 
 `--restart` restarts the heads of the recipe's `HeadRestart` (the `queued` head) with the run loop's own callback
 (`fused.HeadRestarter`, called after every update): at the first test from `HeadRestart.at` (every
 `RunSettings.log_every` updates) where the mean return of the last window's episodes reaches `HeadRestart.min_return`. `--test N` ends each seed with `reaver test`'s evaluation (N episodes, sampled
-actions, the same key) of its final parameters.
+actions, the same key) of its final parameters. `--host K` plays the rollouts as `reaver train --backend ray
+--actors K` does, without Ray: K `fleet.RolloutActor`s in this process, each a `Collector` over an
+`InProcessVectorEnv` of n_envs/K host-stepped `JaxHostEnv`s (the map's `env_factory`), their rollouts joined by
+`fleet.concat_rollouts` and learnt by `agent.update` (instead of the fused `vec_step` scan).
 
 Prints, every `--every` frames: the mean return of the episodes that ended, the policy's entropy, approx_kl between
 the acting and the learning parameters, the share of samples whose action the last update made less likely (ρ < 0.9,
@@ -43,6 +47,8 @@ ap.add_argument('--normalize', choices=['raw', 'weighted'], default='raw',
                      "them (raw: the code since 2026-12-05) or the weighted advantages (weighted: the code before)")
 ap.add_argument('--restart', action='store_true', help="restart the recipe's HeadRestart heads as the run loop does")
 ap.add_argument('--test', type=int, default=0, help="episodes of the final evaluation (0: none)")
+ap.add_argument('--host', type=int, default=0, metavar='K',
+                help="play through K RolloutActors (Collector, InProcessVectorEnv of JaxHostEnv) as Ray's actors do")
 ap.add_argument('--gin-param', action='append', default=[])
 args = ap.parse_args()
 
@@ -88,6 +94,20 @@ def step(state, acting, vs, key):
     return new_state, vs, key, m, dict(ep_sum=jnp.where(done, ep_ret, 0.).sum(), ep_n=done.sum(), counts=counts)
 step = jax.jit(step)
 
+if args.host:
+    from reaver_nb.envs.registry import env_factory
+    from reaver_nb.training.fleet import RolloutActor, concat_rollouts
+    assert N % args.host == 0, f"--host {args.host} must divide the {N} envs"
+    count = jax.jit(lambda fn: jnp.bincount(fn.ravel(), length=len(fn_ids)))
+
+    def host_step(actors, state, acting):
+        "One rollout from each actor with `acting` parameters (as the Ray actors play them), then one update."
+        results = [a.collect((agent.hp, agent.model), jax.device_get(acting)) for a in actors]
+        ro = concat_rollouts([r['rollout'] for r in results])
+        new_state, m = agent.update(state, ro)
+        rets = np.concatenate([r['returns'] for r in results])
+        return new_state, m, dict(ep_sum=rets.sum(), ep_n=len(rets), counts=np.asarray(count(ro.actions[0])))
+
 for seed in args.seeds:
     k_agent, k_env, key = jax.random.split(jax.random.PRNGKey(seed), 3)
     state = agent._init(k_agent)
@@ -96,11 +116,15 @@ for seed in args.seeds:
     frames, t0, acc = 0, time.time(), None
     collapsed_at = None
     restarter = HeadRestarter(HeadRestart(), N * T, 1, cfg.log_every) if args.restart else None
+    if args.host:
+        actors = [RolloutActor(env_factory(cfg.env), N // args.host, seed, i) for i in range(args.host)]
     print(f"seed {seed}, lag {args.lag}, {args.update} update, normalize {args.normalize}, "
-          f"{' '.join(args.gin_param) or 'shipped recipe'}")
+          + (f"host-stepped through {args.host} RolloutActors, " if args.host else "")
+          + f"{' '.join(args.gin_param) or 'shipped recipe'}")
     while frames < args.frames:
         acting = past[0] if args.lag else state.params
-        new_state, vs, key, m, s = step(state, acting, vs, key)
+        if args.host: new_state, m, s = host_step(actors, state, acting)
+        else: new_state, vs, key, m, s = step(state, acting, vs, key)
         if args.lag: past = past[1:] + [state.params]   # the parameters this update started from
         state, frames = new_state, frames + N * T
         m, s = jax.device_get((m, s))

@@ -194,19 +194,23 @@ class FleetLearner:
 
     def advance(self, n: int):
         "`n` updates: the new state, the updates' mean metrics and the episodes' sums."
-        msum, rets, lens = None, [], []
+        msum, rets, lens, lags = None, [], [], []
         for _ in range(n):
             if not self.pending:
                 for i in range(len(self.actors)): self._submit(i)
             results = self._take(self.per_update)
             for r in results: rets.extend(r['returns'].tolist()); lens.extend(r['lengths'].tolist())
             state, m = self.agent.update(self.state, concat_rollouts([r['rollout'] for r in results]))
-            m = dict(jax.device_get(m), policy_lag=np.mean([self.version - r['version'] for r in results]))
+            lags += [self.version - r['version'] for r in results]
+            m = dict(jax.device_get(m), policy_lag=np.mean(lags[-len(results):]))
             self.state, self.version, self._params = state, self.version + 1, None
             msum = m if msum is None else jax.tree.map(np.add, msum, m)
             if not np.isfinite(float(m['loss'])): return state, m, episode_sums(rets, lens)   # the loop stops on it
         self.returns.extend(rets); self.lengths.extend(lens)
         m = jax.tree.map(lambda x: x / n, msum)
+        # the mean lag is (rollouts in flight) / (rollouts per update) whatever the order they arrive in; the largest
+        # shows when an actor fell behind (a batch of one actor's two rollouts, the other's two updates old)
+        m['policy_lag_max'] = float(max(lags))
         for i in range(len(self.actors)):   # deaths that cost no rollout (between two) show in Ray's table only
             if (d := self.deaths(i)) is not None and d > self.failures[i]:
                 self._died(i, d, 'its process ended', lost=False)

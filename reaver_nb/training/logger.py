@@ -22,10 +22,11 @@ COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes
            ('Pl', 'policy_loss', '{:8.3f}'), ('Vl', 'value_loss', '{:8.3f}'), ('El', 'entropy', '{:7.4f}'),
            ('Gr', 'grad_norm', '{:7.3f}'), ('Fps', 'fps', '{:6.0f}')]
 
-# columns shown only by runs that log them: a Ray fleet's policy lag (updates) and frames lost with dead actors
-FLEET_COLUMNS = [('Lag', 'policy_lag', '{:5.2f}'), ('Lost', 'lost_frames', '{:7.0f}')]
+# columns shown only by runs that log them: a Ray fleet's policy lag (updates: the mean and the largest) and frames
+# lost with dead actors
+FLEET_COLUMNS = [('Lag', 'policy_lag', '{:5.2f}'), ('LagMx', 'policy_lag_max', '{:3.0f}'), ('Lost', 'lost_frames', '{:7.0f}')]
 
-NARROW_DROP = ('Lag', 'Lost', 'RSd', 'RMi', 'Pl', 'Vl', 'Gr', 'Ep', 'RMa', 'El', 'Up')   # what a narrow terminal
+NARROW_DROP = ('LagMx', 'Lag', 'Lost', 'RSd', 'RMi', 'Pl', 'Vl', 'Gr', 'Ep', 'RMa', 'El', 'Up')   # what a narrow terminal
                                                                                         # leaves out first
 
 def format_row(row: dict, width: int | None = None) -> str:
