@@ -182,7 +182,7 @@ class FleetLearner:
                     self._submit(i)
                 continue
             i, sent_at = self.pending.pop(ready[0])
-            try: out.append(ray.get(ready[0]))
+            try: out.append(dict(ray.get(ready[0]), actor=i))
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
                 self._call_failed(i, sent_at, e); self._submit(i); continue
             except ray.exceptions.RayTaskError as e:   # the actor's code raised: a bug or a bad env, not a lost actor
@@ -199,6 +199,8 @@ class FleetLearner:
             if not self.pending:
                 for i in range(len(self.actors)): self._submit(i)
             results = self._take(self.per_update)
+            # synchronous: the batch in actor order, not arrival order, so that a run is the same every time
+            if not self.asynchronous: results.sort(key=lambda r: r['actor'])
             for r in results: rets.extend(r['returns'].tolist()); lens.extend(r['lengths'].tolist())
             state, m = self.agent.update(self.state, concat_rollouts([r['rollout'] for r in results]))
             lags += [self.version - r['version'] for r in results]
