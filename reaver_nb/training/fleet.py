@@ -203,8 +203,9 @@ class FleetLearner:
             if not self.asynchronous: results.sort(key=lambda r: r['actor'])
             for r in results: rets.extend(r['returns'].tolist()); lens.extend(r['lengths'].tolist())
             state, m = self.agent.update(self.state, concat_rollouts([r['rollout'] for r in results]))
-            lags += [self.version - r['version'] for r in results]
-            m = dict(jax.device_get(m), policy_lag=np.mean(lags[-len(results):]))
+            lag = [self.version - r['version'] for r in results]
+            lags += lag
+            m = dict(jax.device_get(m), policy_lag=np.mean(lag))
             self.state, self.version, self._params = state, self.version + 1, None
             msum = m if msum is None else jax.tree.map(np.add, msum, m)
             if not np.isfinite(float(m['loss'])): return state, m, episode_sums(rets, lens)   # the loop stops on it
