@@ -432,3 +432,28 @@ def test_maps_without_enemies_lose_nothing_by_leaving_the_fight_out(game):
         return jax.jit(lambda s: jax.lax.scan(body, s, jax.random.split(jax.random.PRNGKey(4), 60))[0])(s)
     for a, b in zip(jax.tree.leaves(run(lean)), jax.tree.leaves(run(full))):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def _pick_points_reference(cand, away, min_dist, hole=None):
+    "The map scripts' rule, plainly: each point's first try at least min_dist from every `away` point (and outside the hole), else its farthest allowed try (the first of equals)."
+    out = []
+    for tries in np.asarray(cand, np.float64):
+        d = np.sqrt(((tries[:, None] - np.asarray(away)[None]) ** 2).sum(-1)).min(1)
+        allowed = np.ones(len(tries), bool) if hole is None else np.hypot(*(tries - hole[0]).T) >= hole[1]
+        good = np.flatnonzero(allowed & (d >= min_dist))
+        out.append(tries[good[0]] if len(good) else tries[np.argmax(np.where(allowed, d, -1.))])
+    return np.array(out)
+
+
+@pytest.mark.parametrize('n_away, min_dist, hole', [(1, 5., None), (2, 2., None), (3, 9., ((12., 9.), 4.)),
+                                                     (2, 30., None), (1, 30., ((12., 9.), 30.)), (1, 0., None)])
+def test_pick_points_takes_the_first_good_try_else_the_farthest(n_away, min_dist, hole):
+    "`pick_points` (a cheap form on a CPU: one maximum and one first-index reduction) against the plain rule, cases with no good try and no allowed try included."
+    game = CollectMineralShards()
+    k1, k2 = jax.random.split(jax.random.PRNGKey(n_away * 7 + int(min_dist)))
+    cand = game.candidate_points(k1, 20)
+    away = jax.random.uniform(k2, (n_away, 2), minval=2., maxval=16.)
+    h = None if hole is None else (jnp.asarray(hole[0]), hole[1])
+    got = jax.jit(lambda c, a: game.pick_points(c, a, min_dist, h))(cand, away)
+    ref = _pick_points_reference(cand, away, min_dist, None if hole is None else (np.asarray(hole[0]), hole[1]))
+    np.testing.assert_allclose(np.asarray(got), ref, rtol=0, atol=1e-6)
