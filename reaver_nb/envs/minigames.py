@@ -870,16 +870,19 @@ class FindAndDefeatZerglings(MiniGame):
     def _place(self, cand, away, min_dist, allowed):
         """The script's loop over tries `cand` [n, 64, 2]: each point in turn takes its first `allowed` try at least
         `min_dist` from `away` and from every point placed before it (the farthest allowed try if none is)."""
-        n, tries = cand.shape[:2]
-        flat = cand.reshape(n * tries, 2)
-        d = _dist(flat, away, 1e-12).min(-1).reshape(n, tries)
-        def one(d, i):
-            row = jnp.where(allowed[i], d[i], -jnp.inf)
-            ok = row >= min_dist
-            j = jnp.where(ok.any(), _first(ok), _argmin(-row))   # the first good try, else the farthest allowed
-            pt = cand[i, j]
-            return jnp.minimum(d, _dist(flat, pt[None], 1e-12).reshape(n, tries)), pt
-        return jax.lax.scan(one, d, jnp.arange(cand.shape[0]), unroll=True)[1]   # unrolled: 2x faster on a CPU
+        # a static loop over the n points: each one's tries measured on x and y planes against `away` and the points
+        # placed before it only, and its pick from one maximum and one `_first` (as `pick_points`): 2x faster on a CPU
+        # than a scan that measured every try against each new point
+        x, y = cand[..., 0], cand[..., 1]
+        picked = []
+        for i in range(cand.shape[0]):
+            near = functools.reduce(jnp.minimum, [(x[i] - p[0] + 1e-12) ** 2 + (y[i] - p[1] + 1e-12) ** 2
+                                                  for p in [*away, *picked]])
+            row = jnp.where(allowed[i], jnp.sqrt(near), -jnp.inf)
+            best = row.max()   # the first good try, else the first farthest allowed one
+            hot = jnp.arange(row.shape[0]) == _first(jnp.where(best >= min_dist, row >= min_dist, row == best))
+            picked.append(jnp.stack([jnp.where(hot, x[i], 0.).sum(), jnp.where(hot, y[i], 0.).sum()]))
+        return jnp.stack(picked)
 
     def new_units(self, key):
         k1, k2, k3, k4, k5 = jax.random.split(key, 5)
@@ -890,7 +893,8 @@ class FindAndDefeatZerglings(MiniGame):
         ring = polar(jnp.sqrt(jax.random.uniform(k3, (1, 64), minval=self.ring[0] ** 2, maxval=self.ring[1] ** 2)),
                      jax.random.uniform(k4, (1, 64)) * 2 * jnp.pi)
         cand = jnp.concatenate([ring, self.candidate_points(k5, N_ZERGLINGS - 2, self.spawn_area)])
-        outside = jnp.concatenate([jnp.ones((1, 64), bool), jnp.linalg.norm(cand[1:] - c, axis=-1) >= self.spawn_hole])
+        hole = jnp.sqrt((cand[1:, :, 0] - c[0]) ** 2 + (cand[1:, :, 1] - c[1]) ** 2)   # x and y planes (fast on a CPU)
+        outside = jnp.concatenate([jnp.ones((1, 64), bool), hole >= self.spawn_hole])
         zerglings = self._place(cand, first, 5., outside)
         u = make_units([MARINE] * N_SQUAD + [ZERGLING] * N_ZERGLINGS,
                        jnp.concatenate([marines, first, zerglings]), [True] * (N_SQUAD + N_ZERGLINGS),
@@ -903,7 +907,11 @@ class FindAndDefeatZerglings(MiniGame):
         set is needed)."""
         m = jnp.where(u.alive[:N_SQUAD, None], u.pos[:N_SQUAD], -1e4)
         cand = self.candidate_points(key, N_ZERGLINGS, self.playable)
-        far = jnp.linalg.norm(cand[:, :, None] - m[None, None] + 1e-12, axis=-1).min(-1) >= 9.
+        # each try's distance to the nearest marine, marine by marine on x and y planes (a norm over the last axis of
+        # [tries, marines, 2] was 80% of this draw on a CPU)
+        x, y = cand[..., 0], cand[..., 1]
+        far = jnp.sqrt(functools.reduce(jnp.minimum, [(x - m[i, 0] + 1e-12) ** 2 + (y - m[i, 1] + 1e-12) ** 2
+                                                      for i in range(N_SQUAD)])) >= 9.
         first = self.pick_points(cand[:1], m, 9.)
         return jnp.concatenate([first, self._place(cand[1:], first, 5., far[1:])])
 
