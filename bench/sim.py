@@ -11,7 +11,8 @@ every step and selects). One env step is one agent decision of the whole team (o
 steps, its default). The first two calls compile and are not timed; the table shows the median of `--repeats` timed calls.
 
 SMAX runs as `HeuristicEnemySMAX` (the allies random, the enemies its built-in heuristic, as JaxMARL trains SMAX),
-scenarios 3m and 27m_vs_30m.
+scenarios 3m and 27m_vs_30m by default; `--smax` takes any of JaxMARL's (10m_vs_11m, 25m: peers with about as many units
+as our larger maps). The table lists each peer's unit rows: our maps' tables hold 2-245, SMAX 3m 6.
 
     python bench/sim.py                                  # 16, 256, 1024 envs; all our maps, SMAX 3m and 27m_vs_30m
     python bench/sim.py --n-envs 16 256 --repeats 3
@@ -65,6 +66,17 @@ def smax(map_name):
         n = jax.tree.leaves(states)[0].shape[0]
         return jax.vmap(one)(states, jax.random.split(key, n))
     return reset, step
+
+
+def units(label, arg):
+    "How many unit rows a peer's state holds (ours: the game's unit table; SMAX: allies + enemies)."
+    import jax
+    if label.startswith('SMAX'):
+        from jaxmarl.environments.smax import map_name_to_scenario
+        sc = map_name_to_scenario(arg)
+        return sc.num_allies + sc.num_enemies
+    from reaver_nb.envs.economy import ALL_MINIGAMES
+    return jax.eval_shape(ALL_MINIGAMES[arg]().new_units, jax.random.PRNGKey(0)).kind.shape[0]
 
 
 def measure(make, n, steps, repeats):
@@ -121,10 +133,10 @@ def main(argv=None):
             print(f"{label:<32} {n:>5} envs  {med:>12,.0f} steps/s  (runs: {', '.join(f'{r:,.0f}' for r in rates)}; "
                   f"compile + two first calls {first:.1f} s)", flush=True)
     print()
-    head = f"{'env':<32}" + ''.join(f"{str(n) + ' envs':>14}" for n in a.n_envs)
+    head = f"{'env':<32}{'units':>6}" + ''.join(f"{str(n) + ' envs':>14}" for n in a.n_envs)
     print(head); print('-' * len(head))
-    for label, *_ in peers:
-        print(f"{label:<32}" + ''.join(f"{results[(label, n)]:>14,.0f}" for n in a.n_envs))
+    for label, _, arg in peers:
+        print(f"{label:<32}{units(label, arg):>6}" + ''.join(f"{results[(label, n)]:>14,.0f}" for n in a.n_envs))
     for ref in [f'SMAX {m}' for m in a.smax]:
         print(f"\nratio to {ref} (env steps/s at equal N; goal >= {GOAL:g}x against SMAX 3m)")
         for label, *_ in peers:
