@@ -76,7 +76,8 @@ def units(label, arg):
         sc = map_name_to_scenario(arg)
         return sc.num_allies + sc.num_enemies
     from reaver_nb.envs.economy import ALL_MINIGAMES
-    return jax.eval_shape(ALL_MINIGAMES[arg]().new_units, jax.random.PRNGKey(0)).kind.shape[0]
+    game = ALL_MINIGAMES[arg]()
+    return jax.eval_shape(lambda k: game.reset(k)[1].units, jax.random.PRNGKey(0)).kind.shape[0]
 
 
 def measure(make, n, steps, repeats):
@@ -132,6 +133,11 @@ def main(argv=None):
             results[(label, n)] = med
             print(f"{label:<32} {n:>5} envs  {med:>12,.0f} steps/s  (runs: {', '.join(f'{r:,.0f}' for r in rates)}; "
                   f"compile + two first calls {first:.1f} s)", flush=True)
+    if a.json:
+        with open(a.json, 'w') as f:
+            json.dump(dict(n_envs=a.n_envs, steps=a.steps, repeats=a.repeats, jax=jax.__version__,
+                           backend=jax.default_backend(), load=os.getloadavg()[0],
+                           steps_per_s={f'{l}|{n}': v for (l, n), v in results.items()}), f, indent=1)
     print()
     head = f"{'env':<32}{'units':>6}" + ''.join(f"{str(n) + ' envs':>14}" for n in a.n_envs)
     print(head); print('-' * len(head))
@@ -142,11 +148,6 @@ def main(argv=None):
         for label, *_ in peers:
             if label.startswith('SMAX'): continue
             print(f"{label:<32}" + ''.join(f"{results[(label, n)] / results[(ref, n)]:>13.2f}x" for n in a.n_envs))
-    if a.json:
-        with open(a.json, 'w') as f:
-            json.dump(dict(n_envs=a.n_envs, steps=a.steps, repeats=a.repeats, jax=jax.__version__,
-                           backend=jax.default_backend(), load=os.getloadavg()[0],
-                           steps_per_s={f'{l}|{n}': v for (l, n), v in results.items()}), f, indent=1)
 
 
 if __name__ == '__main__':

@@ -261,3 +261,32 @@ def test_impala_on_the_fused_path_learns_by_v_trace():
     same = lambda a, b: all(np.allclose(x, y, atol=1e-5) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
     assert same(trained['impala'], trained['a2c_nstep'])
     assert not same(trained['impala'], trained['a2c_gae'])
+
+
+@pytest.mark.parametrize('name', ['MoveToBeacon', 'FindAndDefeatZerglings', 'CartPole-v1'])
+def test_only_the_finished_envs_are_reset_exactly_as_a_reset_of_all(name):
+    "`vec_step`'s reset (none, the few done envs, or all) against resetting every env and keeping the done ones'; seeds side by side (`vmap`) too."
+    import jax, jax.numpy as jnp
+    from reaver_nb.training import fused
+    from reaver_nb.envs.minigames import MINIGAMES
+    from reaver_nb.envs.jax_envs import GymnaxEnv
+    env = MINIGAMES[name]() if name in MINIGAMES else GymnaxEnv(name)
+    n, key = 32, jax.random.PRNGKey(7)                                  # n // 16 = 2: at most 2 done is "few"
+    obs, st = jax.vmap(env.reset)(jax.random.split(jax.random.PRNGKey(0), n))
+    obs0, st0 = jax.vmap(env.reset)(jax.random.split(key, n))
+    with_obs = None if hasattr(env, 'observe') else obs
+    reset = jax.jit(lambda d, s, o: fused._reset_done(env, key, d, s, o))
+    # equal, floats to a few ulps: XLA:CPU computes a sine for a batch of 2 and one of 32 by different code, and
+    # FindAndDefeatZerglings' first zergling stands on a circle (1 ulp apart, measured)
+    same = lambda a, b: all(np.allclose(x, y, rtol=0, atol=1e-5) if jnp.issubdtype(x.dtype, jnp.floating)
+                            else bool((x == y).all()) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+    for rows in ([], [5], [0, 31], [3, 9, 30], list(range(n))):
+        done = jnp.zeros(n, bool).at[jnp.asarray(rows, jnp.int32)].set(True)
+        got_st, got_obs = reset(done, st, with_obs)
+        assert same(got_st, fused._where(done, st0, st)), rows
+        if with_obs is not None: assert same(got_obs, fused._where(done, obs0, obs)), rows
+    seeds = jnp.stack([jnp.zeros(n, bool).at[4].set(True), jnp.ones(n, bool)])
+    both = jax.tree.map(lambda x: jnp.stack([x, x]), st)
+    got = jax.jit(jax.vmap(lambda d, s: fused._reset_done(env, key, d, s)[0]))(seeds, both)
+    for k in range(2):
+        assert same(jax.tree.map(lambda x: x[k], got), fused._where(seeds[k], st0, st))

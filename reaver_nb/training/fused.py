@@ -36,19 +36,40 @@ def vec_reset(env, key, n_envs: int) -> VecState:
     obs, st = jax.vmap(env.reset)(jax.random.split(key, n_envs))
     return VecState(st, obs, jnp.zeros(n_envs), jnp.zeros(n_envs, jnp.int32))
 
+def _reset_done(env, key, done, st, obs=None):
+    """The envs' states (and observations, where `obs` is given) once the `done` ones are reset, each from its own key
+    of `split(key, n)`: what resetting every env and keeping the done ones' gives (to the last bit of a sine: XLA:CPU
+    computes one for a batch of 2 and one of 32 by different code), at a fraction of the cost.
+    No env is reset on a step that ends no episode (most steps: MoveToBeacon's and CollectMineralShards' episodes all
+    end together, at the time limit), only the done ones when few are (at most n // 16), every env otherwise. On a CPU a
+    reset of every env was a fifth of a step of random play on MoveToBeacon, CollectMineralShards and
+    FindAndDefeatZerglings (bench/README.md). Under `vmap` (seeds side by side) the three ways all run and one is kept."""
+    n = done.shape[0]
+    keys, few = jax.random.split(key, n), max(1, n // 16)
+    def reset_all(_):
+        obs0, st0 = jax.vmap(env.reset)(keys)
+        return _where(done, st0, st), (None if obs is None else _where(done, obs0, obs))
+    def reset_few(_):
+        idx = jnp.nonzero(done, size=few, fill_value=n)[0]          # the done envs; n pads (a write there is dropped)
+        obs0, st0 = jax.vmap(env.reset)(keys[jnp.minimum(idx, n - 1)])
+        put = lambda x, x0: x.at[idx].set(x0, mode='drop')
+        return jax.tree.map(put, st, st0), (None if obs is None else jax.tree.map(put, obs, obs0))
+    way = jnp.where(done.any(), jnp.where(done.sum() <= few, 1, 2), 0)
+    return jax.lax.switch(way, [lambda _: (st, obs), reset_few, reset_all], None)
+
 def vec_step(env, key, vs: VecState, action):
     "Step every env, reset the finished ones; returns (state, reward, terminated, truncated, final_obs, ep_return, ep_length)."
     n = vs.ret.shape[0]
     k1, k2 = jax.random.split(key)
     obs, st, r, term, trunc = jax.vmap(env.step)(jax.random.split(k1, n), vs.env, action)
     done = term | trunc
-    obs0, st0 = jax.vmap(env.reset)(jax.random.split(k2, n))
     ret, length = vs.ret + r, vs.length + 1
-    st_next = _where(done, st0, st)
     # an env that can render any state (`observe`, the JAX mini-games) draws the next observations once, from the state
-    # each env is in after the reset; the step's and the reset's own renderings then go unused and XLA drops them
-    # (the step's stays where `final_obs` is used: envs that truncate)
-    obs_next = jax.vmap(env.observe)(st_next) if hasattr(env, 'observe') else _where(done, obs0, obs)
+    # each env is in after the reset; the reset's own renderings go unused and XLA drops them (the step's stays where
+    # `final_obs` is used: envs that truncate)
+    renders = hasattr(env, 'observe')
+    st_next, obs_reset = _reset_done(env, k2, done, st, None if renders else obs)
+    obs_next = jax.vmap(env.observe)(st_next) if renders else obs_reset
     new = VecState(st_next, obs_next, jnp.where(done, 0., ret), jnp.where(done, 0, length))
     return new, r, term, trunc, obs, jnp.where(done, ret, 0.), jnp.where(done, length, 0)
 
