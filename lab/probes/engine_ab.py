@@ -5,6 +5,8 @@
     python lab/probes/engine_ab.py dump /tmp/new.npz                     # observations and rewards of random play
     PYTHONPATH=/path/to/old/checkout python lab/probes/engine_ab.py dump /tmp/old.npz
     python lab/probes/engine_ab.py compare /tmp/old.npz /tmp/new.npz     # bit-identical or not, array by array
+    python lab/probes/engine_ab.py states /tmp/new_states.npz            # unit tables (queues in order), then compare
+    python lab/probes/engine_ab.py draws /tmp/new_draws.npz              # respawn draws, resets, rules; then compare
     python lab/probes/engine_ab.py fights                                # maps without enemies, fight left out or in
 
 `profile` advances the envs 50 steps of random play first, so the state is not a fresh reset. `dump` plays every map
@@ -32,13 +34,14 @@ def random_play(game, n):
 
 
 def timed(f, *args, repeats=20):
-    "Median ms of `repeats` calls of jit(f)(*args), after two untimed ones."
+    """Median and fastest ms of `repeats` calls of jit(f)(*args), after two untimed ones (on this 2-core machine the
+    median of a part moves by up to 2x between runs; the fastest call moves by a few %)."""
     f = jax.jit(f)
     for _ in range(2): jax.block_until_ready(f(*args))
     ts = []
     for _ in range(repeats):
         t = time.perf_counter(); jax.block_until_ready(f(*args)); ts.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(ts))
+    return 1e3 * float(np.median(ts)), 1e3 * float(np.min(ts))
 
 
 def profile(name, n):
@@ -52,7 +55,8 @@ def profile(name, n):
             'observe': (jax.vmap(game.observe), s),
             'screen layers': (jax.vmap(lambda u: mg._layers(u, game.playable, jnp.zeros(2), mg.SCREEN_UNITS,
                                                             o.screen_size, o.screen_features, radius=game.radius)), s.units),
-            'reset': (jax.vmap(game.reset), jax.random.split(jax.random.PRNGKey(2), n))}
+            'reset': (jax.vmap(game.reset), jax.random.split(jax.random.PRNGKey(2), n)),
+            'draw (the respawn tries of one step)': (jax.vmap(game.draw), jax.random.split(jax.random.PRNGKey(3), n), s.units)}
     if isinstance(game, E.EconomyGame):
         u, eco = s.units, s.extra
         rows.update({'economy_loop (one game loop)': (jax.vmap(game.economy_loop), (u, eco)),
@@ -62,9 +66,9 @@ def profile(name, n):
     else:
         rows['game_loop (one game loop)'] = (jax.vmap(lambda u: mg.game_loop(
             u, game.radius, bool(game.sim_options.collisions), bool(game.sim_options.call_for_help), game.fights)), s.units)
-    for label, (f, a) in rows.items():
-        a = a if isinstance(a, tuple) else (a,)
-        print(f"  {label:36s} {timed(f, *a):8.2f}")
+    for label, (f, *a) in rows.items():
+        a = tuple(a[0]) if len(a) == 1 and isinstance(a[0], tuple) else tuple(a)
+        print(f"  {label:36s} {'%8.2f median %8.2f fastest' % timed(f, *a)}")
 
 
 def dump(path):
@@ -78,6 +82,48 @@ def dump(path):
         leaves = jax.tree.leaves(run(vec_reset(game, jax.random.PRNGKey(0), n), jax.random.PRNGKey(1)))
         for i, x in enumerate(leaves): out[f'{name}/{i}'] = np.asarray(x)
         print(name, len(leaves), 'arrays', flush=True)
+    np.savez_compressed(path, **out)
+
+
+def states(path):
+    """Unit tables of random play (16 envs, every 20th of 120 steps), queues read in order where the checkout keeps
+    them as a ring (`minigames.queued_first`): a check on the state, where `dump` checks what an agent sees."""
+    print('reaver_nb from', reaver_nb.__file__)
+    out = {}
+    for name, cls in ALL_MINIGAMES.items():
+        game, n = cls(), 16
+        step = jax.jit(random_play(game, n))
+        vs = vec_reset(game, jax.random.PRNGKey(0), n)
+        for t in range(120):
+            vs = step(vs, jax.random.PRNGKey(100 + t))[0]
+            if t % 20 == 19:
+                u = vs.env.units
+                if hasattr(mg, 'queued_first'): u = jax.vmap(mg.queued_first)(u)
+                for f in ('pos', 'alive', 'hp', 'order', 'goal', 'target', 'home', 'q_order', 'q_goal', 'q_target', 'cooldown'):
+                    out[f'{name}/{t}/{f}'] = np.asarray(getattr(u, f))
+        print(name, flush=True)
+    np.savez_compressed(path, **out)
+
+
+def draws(path):
+    """The respawn draws, resets and rules of the maps that draw (512 states with their units scattered over the
+    playable area, 20% dead): what random play rarely reaches (a new set of zerglings, a fallback try)."""
+    print('reaver_nb from', reaver_nb.__file__)
+    out = {}
+    for name in ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings'):
+        g, n = ALL_MINIGAMES[name](), 512
+        keys = jax.random.split(jax.random.PRNGKey(11), n)
+        s = jax.vmap(lambda k: g.reset(k)[1])(keys)
+        (x0, y0), (x1, y1) = g.playable
+        pos = jax.random.uniform(jax.random.PRNGKey(12), s.units.pos.shape, minval=jnp.array([x0, y0]),
+                                 maxval=jnp.array([x1, y1]))
+        u = s.units.replace(pos=pos, alive=jax.random.bernoulli(jax.random.PRNGKey(13), 0.8, s.units.alive.shape))
+        d = jax.jit(jax.vmap(g.draw))(jax.random.split(jax.random.PRNGKey(14), n), u)
+        for i, x in enumerate(jax.tree.leaves(d)): out[f'{name}/draw{i}'] = np.asarray(x)
+        for i, x in enumerate(jax.tree.leaves(jax.jit(jax.vmap(g.reset))(keys))): out[f'{name}/reset{i}'] = np.asarray(x)
+        if name != 'FindAndDefeatZerglings':
+            for i, x in enumerate(jax.tree.leaves(jax.jit(jax.vmap(g.rules))(u, d, s.extra))): out[f'{name}/rules{i}'] = np.asarray(x)
+        print(name, flush=True)
     np.savez_compressed(path, **out)
 
 
@@ -111,10 +157,14 @@ if __name__ == '__main__':
     sub = ap.add_subparsers(dest='cmd', required=True)
     p = sub.add_parser('profile'); p.add_argument('map', choices=list(ALL_MINIGAMES)); p.add_argument('--envs', type=int, default=256)
     p = sub.add_parser('dump'); p.add_argument('path')
+    p = sub.add_parser('states'); p.add_argument('path')
+    p = sub.add_parser('draws'); p.add_argument('path')
     p = sub.add_parser('compare'); p.add_argument('old'); p.add_argument('new')
     sub.add_parser('fights')
     a = ap.parse_args()
     if a.cmd == 'profile': profile(a.map, a.envs)
     elif a.cmd == 'dump': dump(a.path)
+    elif a.cmd == 'states': states(a.path)
+    elif a.cmd == 'draws': draws(a.path)
     elif a.cmd == 'fights': fights()
     else: compare(a.old, a.new)
