@@ -163,6 +163,19 @@ def _dist(a, b, eps=0.):
     several times slower (`bench/README.md`)."""
     return jnp.sqrt((a[:, None, 0] - b[None, :, 0] + eps) ** 2 + (a[:, None, 1] - b[None, :, 1] + eps) ** 2)
 
+def _nearest_sq(x, y, points, eps=0.):
+    """Squared distance from each point (x, y) (planes of any shape) to the nearest of a few `points` [P, 2], taken
+    point by point: a table with P on its last axis, reduced over it, runs several times slower on a CPU."""
+    return functools.reduce(jnp.minimum, [(x - p[0] + eps) ** 2 + (y - p[1] + eps) ** 2 for p in points])
+
+def _first_good_else_farthest(x, y, far, min_far):
+    """The map scripts' pick among tries (x, y, their `far`ness; planes [..., tries]): the first try with far >=
+    `min_far`, else the first farthest. A good try exists where the farthest is good, so one maximum and one `_first`
+    give both; the point comes back by a one-hot sum (a gather is slower on a CPU): [..., 2]."""
+    best = far.max(-1, keepdims=True)
+    hot = jnp.arange(far.shape[-1]) == _first(jnp.where(best >= min_far, far >= min_far, far == best))[..., None]
+    return jnp.stack([jnp.where(hot, x, 0.).sum(-1), jnp.where(hot, y, 0.).sum(-1)], -1)
+
 # %% ../../nbs/18_minigames.ipynb #c008
 def _hostile(u: Units):
     own = _k('owner', u.kind)
@@ -601,18 +614,10 @@ class MiniGame:
         # minimum taken point by point (a static loop): an [n, 64, A] table reduced over its last axis, A = 1-3 here,
         # ran 3x slower, and CollectMineralShards' respawn tries, checked every game loop, were 90% of its step
         x, y = cand[..., 0], cand[..., 1]
-        d2 = functools.reduce(jnp.minimum, [(x - away_from[i, 0]) ** 2 + (y - away_from[i, 1]) ** 2
-                                            for i in range(away_from.shape[0])])
+        d2 = _nearest_sq(x, y, away_from)
         allowed = jnp.ones(x.shape, bool) if hole is None else \
             (x - hole[0][0]) ** 2 + (y - hole[0][1]) ** 2 >= hole[1] ** 2
-        ok = allowed & (d2 >= min_dist ** 2)
-        far = jnp.where(allowed, d2, -1.)
-        # the first good try, else the first farthest allowed one; a good try exists where the farthest is good, so one
-        # maximum and one `_first` give both (no separate argmin)
-        best = far.max(1, keepdims=True)
-        pick = _first(jnp.where(best >= min_dist ** 2, ok, far == best), 1)
-        hot = jnp.arange(x.shape[1]) == pick[:, None]
-        return jnp.stack([jnp.where(hot, x, 0.).sum(1), jnp.where(hot, y, 0.).sum(1)], -1)
+        return _first_good_else_farthest(x, y, jnp.where(allowed, d2, -1.), min_dist ** 2)   # not allowed: never good
 
     # -- fog of war --------------------------------------------------------------------------------------------------
     def in_sight(self, u: Units, xs, ys):
@@ -887,18 +892,13 @@ class FindAndDefeatZerglings(MiniGame):
     def _place(self, cand, away, min_dist, allowed):
         """The script's loop over tries `cand` [n, 64, 2]: each point in turn takes its first `allowed` try at least
         `min_dist` from `away` and from every point placed before it (the farthest allowed try if none is)."""
-        # a static loop over the n points: each one's tries measured on x and y planes against `away` and the points
-        # placed before it only, and its pick from one maximum and one `_first` (as `pick_points`): 2x faster on a CPU
-        # than a scan that measured every try against each new point
+        # a static loop over the n points: each one's tries measured against `away` and the points placed before it
+        # only (2x faster on a CPU than a scan that measured every try against each new point)
         x, y = cand[..., 0], cand[..., 1]
         picked = []
         for i in range(cand.shape[0]):
-            near = functools.reduce(jnp.minimum, [(x[i] - p[0] + 1e-12) ** 2 + (y[i] - p[1] + 1e-12) ** 2
-                                                  for p in [*away, *picked]])
-            row = jnp.where(allowed[i], jnp.sqrt(near), -jnp.inf)
-            best = row.max()   # the first good try, else the first farthest allowed one
-            hot = jnp.arange(row.shape[0]) == _first(jnp.where(best >= min_dist, row >= min_dist, row == best))
-            picked.append(jnp.stack([jnp.where(hot, x[i], 0.).sum(), jnp.where(hot, y[i], 0.).sum()]))
+            near = jnp.sqrt(_nearest_sq(x[i], y[i], [*away, *picked], 1e-12))
+            picked.append(_first_good_else_farthest(x[i], y[i], jnp.where(allowed[i], near, -jnp.inf), min_dist))
         return jnp.stack(picked)
 
     def new_units(self, key):
@@ -926,9 +926,7 @@ class FindAndDefeatZerglings(MiniGame):
         cand = self.candidate_points(key, N_ZERGLINGS, self.playable)
         # each try's distance to the nearest marine, marine by marine on x and y planes (a norm over the last axis of
         # [tries, marines, 2] was 80% of this draw on a CPU)
-        x, y = cand[..., 0], cand[..., 1]
-        far = jnp.sqrt(functools.reduce(jnp.minimum, [(x - m[i, 0] + 1e-12) ** 2 + (y - m[i, 1] + 1e-12) ** 2
-                                                      for i in range(N_SQUAD)])) >= 9.
+        far = jnp.sqrt(_nearest_sq(cand[..., 0], cand[..., 1], m, 1e-12)) >= 9.
         first = self.pick_points(cand[:1], m, 9.)
         return jnp.concatenate([first, self._place(cand[1:], first, 5., far[1:])])
 
