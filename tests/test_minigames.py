@@ -434,6 +434,49 @@ def test_maps_without_enemies_lose_nothing_by_leaving_the_fight_out(game):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+@pytest.mark.parametrize('name, call_for_help', [('DefeatRoaches', True), ('DefeatZerglingsAndBanelings', True),
+                                                 ('FindAndDefeatZerglings', True), ('DefeatRoaches', False)])
+def test_the_two_sides_fight_plays_as_every_pair_does(name, call_for_help):
+    """`MiniGame.own_rows` (the fight's tables pair the player's rows with the enemy's only) plays exactly as the
+    tables over every pair of rows do: scripted and random play, 40 steps each, every state array equal."""
+    from reaver_nb.envs.economy import ALL_MINIGAMES
+    sim = mg.MiniGameOptions(call_for_help=call_for_help)
+    sides, every = ALL_MINIGAMES[name](sim=sim), type('EveryPair', (ALL_MINIGAMES[name],), {'own_rows': None})(sim=sim)
+    assert sides.own_rows is not None and every.own_rows is None
+    def run(g):
+        def body(pol):
+            def f(s, k):
+                k1, k2 = jax.random.split(k)
+                return g.step(k2, s, pol(s, k1))[1], None
+            return f
+        s0 = g.reset(jax.random.PRNGKey(5))[1]
+        return jax.jit(lambda s: [jax.lax.scan(body(pol), s, jax.random.split(jax.random.PRNGKey(6), 40))[0]
+                                  for pol in (mg.scripted_policy(g), mg.random_policy(g))])(s0)
+    a, b = run(sides), run(every)
+    assert float(a[0].score) != 0.                     # the scripted play fought
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_a_new_set_of_shards_ends_orders_on_the_old_one():
+    """With `move_follows`, a marine walking onto the last shard of a set, and one with a walk onto it queued, do not
+    walk on to the new shard the respawn puts in its row: the game spawns new units, and an order on a unit that is
+    gone ends (the queued one when it comes up)."""
+    g = CollectMineralShards(sim=mg.MiniGameOptions(move_follows=True))
+    s = g.reset(jax.random.PRNGKey(0))[1]
+    last = 2 + N_SHARDS - 1
+    rows = jnp.arange(2 + N_SHARDS)
+    u = s.units.replace(alive=(rows < 2) | (rows == last),     # one shard left, marine 0 on it: the set ends
+                        pos=s.units.pos.at[0].set(s.units.pos[last]),
+                        order=s.units.order.at[:2].set(mg.FOLLOW), target=s.units.target.at[:2].set(last),
+                        q_order=s.units.q_order.at[1, 0].set(mg.FOLLOW), q_target=s.units.q_target.at[1, 0].set(last))
+    _, s2, r, _, _ = step(g)(jax.random.PRNGKey(1), state_of(u), call(g, 0))
+    v = s2.units
+    assert float(r) >= 1. and int(v.alive[2:].sum()) >= N_SHARDS - 2    # the last shard taken, a new set of 20
+    assert int(v.order[0]) == IDLE and int(v.target[0]) == -1
+    assert (np.asarray(v.target[:2]) != last).all() and (np.asarray(v.q_target) != last).all()
+
+
 def _pick_points_reference(cand, away, min_dist, hole=None):
     "The map scripts' rule, plainly: each point's first try at least min_dist from every `away` point (and outside the hole), else its farthest allowed try (the first of equals)."
     out = []

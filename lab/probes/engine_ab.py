@@ -65,7 +65,8 @@ def profile(name, n):
                      '  _produce': (jax.vmap(game._produce), (u, eco))})
     else:
         rows['game_loop (one game loop)'] = (jax.vmap(lambda u: mg.game_loop(
-            u, game.radius, bool(game.sim_options.collisions), bool(game.sim_options.call_for_help), game.fights)), s.units)
+            u, game.radius, bool(game.sim_options.collisions), bool(game.sim_options.call_for_help), game.fights,
+            **({'own_rows': game.own_rows} if hasattr(game, 'own_rows') else {}))), s.units)
     for label, (f, *a) in rows.items():
         a = tuple(a[0]) if len(a) == 1 and isinstance(a[0], tuple) else tuple(a)
         print(f"  {label:36s} {'%8.2f median %8.2f fastest' % timed(f, *a)}")

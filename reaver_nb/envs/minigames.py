@@ -177,16 +177,20 @@ def _first_good_else_farthest(x, y, far, min_far):
     return jnp.stack([jnp.where(hot, x, 0.).sum(-1), jnp.where(hot, y, 0.).sum(-1)], -1)
 
 # %% ../../nbs/18_minigames.ipynb #c008
-def _hostile(u: Units):
-    own = _k('owner', u.kind)
-    fighter = u.alive & ((own == SELF) | (own == ENEMY))
-    return fighter[:, None] & fighter[None, :] & (own[:, None] != own[None, :])
+def _sides(n, own_rows=None):
+    """The (attackers, targets) row blocks the fight pairs: every row with every row, or, where a map keeps the
+    player's units in the rows before `own_rows` and the enemy's after it (`MiniGame.own_rows`), the two sides with
+    each other. Only an enemy can be acquired, attacked or hit, so the two blocks hold every pair that can fight, and
+    the tables are 2 x ours x theirs instead of n x n (DefeatRoaches: 256 entries instead of 1,296)."""
+    if own_rows is None: return [(slice(0, n), slice(0, n))]
+    return [(slice(0, own_rows), slice(own_rows, n)), (slice(own_rows, n), slice(0, own_rows))]
 
 # %% ../../nbs/18_minigames.ipynb #c008ax
-def _edge_distance(u: Units, radius=None):
-    d = _dist(u.pos, u.pos, 1e-9)
-    r = _radius(u.kind, radius)
-    return d - r[:, None] - r[None, :]
+def _edge_to(pos, r, t):
+    """Each row's edge-to-edge distance to row t[i] (its target): the entries of the table `_dist(pos, pos, 1e-9) -
+    r_i - r_j` the loop reads, by a gather (the same operations, so the same floats) instead of the whole table."""
+    d = jnp.sqrt((pos[:, 0] - pos[t, 0] + 1e-9) ** 2 + (pos[:, 1] - pos[t, 1] + 1e-9) ** 2)
+    return d - r - r[t]
 
 # %% ../../nbs/18_minigames.ipynb #c008bx
 def _next_order(u: Units, done, order, goal, target):
@@ -236,16 +240,18 @@ def _separate(pos, u: Units, radius=None):
     return pos + jnp.stack([push(dx, fx), push(dy, fy)], -1)
 
 # %% ../../nbs/18_minigames.ipynb #c008cx
-def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool = True, fight: bool = True) -> Units:
+def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool = True, fight: bool = True,
+              own_rows: int | None = None) -> Units:
     """Advance the unit table by one game loop (`radius`: the per-kind radii, a game's `MiniGame.radius`; default
     KIND's; `collide`: units push apart where they overlap, `MiniGameSettings.collisions`; `call_for_help`: idle units
     answer an attack on an ally within HELP_RADIUS, `MiniGameSettings.call_for_help`; without it a unit answers an
     attack on itself only; `fight`: the map has enemies, `MiniGame.fights`. A map without any has no enemy to acquire,
     attack or damage, and no attack order (only enemies can be attacked), so the fight's steps, which would change
-    nothing there, are left out of its program.)"""
+    nothing there, are left out of its program; `own_rows`: the player's units are the rows before it and the
+    enemy's the rows after it, `MiniGame.own_rows` (the fight then pairs the two sides only: `_sides`).)"""
     n = u.kind.shape[0]
     rows = jnp.arange(n)
-    edge = _edge_distance(u, radius)
+    r = _radius(u.kind, radius)
     rng = _k('range', u.kind)
     armed = jnp.asarray(ARMED)[u.kind] & u.alive
     # a target stays valid while it lives; an attack (or follow) order on a dead target falls back to the queued order
@@ -256,35 +262,47 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
     fights = (u.order != MOVE) & (u.order != FOLLOW)   # a move or a follow ignores enemies
     if fight:
-        hostile = _hostile(u)
-        # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA
-        seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL)) & ~tgt_ok
-        # ... or any enemy when an ally within HELP_RADIUS is under attack (the game's call for help)
-        attacked = jnp.zeros(n, bool).at[jnp.maximum(u.target, 0)].max(
-            tgt_ok & fights & armed & (edge[rows, jnp.maximum(u.target, 0)] <= rng))
         own = _k('owner', u.kind)
-        centre = _dist(u.pos, u.pos, 1e-9)
-        near = (centre <= HELP_RADIUS) if call_for_help else (rows[:, None] == rows[None, :])   # without: itself only
-        helping = ((own[:, None] == own[None, :]) & near & attacked[None, :]).any(1)
-        reach = jnp.where(helping, jnp.inf, rng + ACQUIRE_EXTRA)
-        cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
-        nearest = _argmin(cand, 1)
-        found = seeking & jnp.isfinite(cand[rows, nearest])
-        target = jnp.where(found, nearest, u.target)
+        fighter = u.alive & ((own == SELF) | (own == ENEMY))
+        # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA ...
+        seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL)) & ~tgt_ok
+        # ... or any enemy when an ally within HELP_RADIUS (or, without the call for help, itself) is under attack
+        t = jnp.maximum(u.target, 0)
+        attacking = tgt_ok & fights & armed & (_edge_to(u.pos, r, t) <= rng)
+        attacked = jnp.zeros(n, bool).at[t].max(attacking)
+        target, found, pairs = u.target, jnp.zeros(n, bool), []
+        for a, b in _sides(n, own_rows):   # a's rows acquire among b's; b's attacks call a's rows for help
+            hostile = fighter[a, None] & fighter[None, b] & (own[a, None] != own[None, b])
+            edge = _dist(u.pos[a], u.pos[b], 1e-9) - r[a, None] - r[None, b]
+            if call_for_help:   # an ally of a's row that one of b's rows is hitting, within HELP_RADIUS
+                helping = (attacking[None, b] & (own[t[b]][None, :] == own[a, None])
+                           & (_dist(u.pos[a], u.pos[t[b]], 1e-9) <= HELP_RADIUS)).any(1)
+            else:
+                helping = attacked[a]
+            reach = jnp.where(helping, jnp.inf, rng[a] + ACQUIRE_EXTRA)
+            cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
+            found_a = seeking[a] & jnp.isfinite(cand.min(1))
+            target = target.at[a].set(jnp.where(found_a, b.start + _argmin(cand, 1), u.target[a]))
+            found = found.at[a].set(found_a)
+            pairs.append((a, b, hostile, edge))
         tgt_ok = tgt_ok | found
         t = jnp.maximum(target, 0)
-        in_range = tgt_ok & (edge[rows, t] <= rng) & armed & fights
+        edge_t = _edge_to(u.pos, r, t)
+        in_range = tgt_ok & (edge_t <= rng) & armed & fights
         fire = in_range & (u.cooldown <= 0)
         # damage (at least 0.5) of each attacker i on each unit j: its target, or with splash every enemy within reach
-        dmg = jnp.maximum(_k('damage', u.kind)[:, None] + _k('bonus_light', u.kind)[:, None] * _k('light', u.kind)[None, :]
-                          - _k('armour', u.kind)[None, :], 0.5)
-        splash = _k('splash', u.kind)
-        hit = jnp.where((splash > 0)[:, None], hostile & (edge + _radius(u.kind, radius)[:, None] <= splash[:, None]),
-                        rows[None, :] == t[:, None]) & fire[:, None]
-        hp = u.hp - (dmg * hit).sum(0)
+        loss, splash = jnp.zeros(n), _k('splash', u.kind)
+        for a, b, hostile, edge in pairs:
+            dmg = jnp.maximum(_k('damage', u.kind)[a, None] + _k('bonus_light', u.kind)[a, None]
+                              * _k('light', u.kind)[None, b] - _k('armour', u.kind)[None, b], 0.5)
+            hit = jnp.where((splash[a] > 0)[:, None], hostile & (edge + r[a, None] <= splash[a, None]),
+                            rows[None, b] == t[a, None]) & fire[a, None]
+            loss = loss.at[b].add((dmg * hit).sum(0))
+        hp = u.hp - loss
         hp = jnp.where(fire & _k('suicide', u.kind), 0., hp)   # a baneling dies in its own blast
     else:   # no enemies: no target to acquire, nobody in range, no damage
         target, t = u.target, jnp.maximum(u.target, 0)
+        edge_t = _edge_to(u.pos, r, t)
         in_range = fire = jnp.zeros(n, bool)
         hp = u.hp
     cooldown = jnp.where(fire, _k('cooldown', u.kind), jnp.maximum(u.cooldown - 1, 0.))
@@ -294,7 +312,7 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
     # an own unit is followed FOLLOW_GAP behind; a neutral one (the beacon, a shard; MiniGameSettings.move_follows)
     # is walked onto, centre to centre, and after again when it moves
     gap = jnp.where(_k('owner', u.kind[t]) == NEUTRAL, -_radius(u.kind, radius) - _radius(u.kind[t], radius), FOLLOW_GAP)
-    chasing = (tgt_ok & ~in_range & fights) | (following & (edge[rows, t] > gap + 1e-6))
+    chasing = (tgt_ok & ~in_range & fights) | (following & (edge_t > gap + 1e-6))
     roaming = (u.order == ATTACK_MOVE) | (u.order == PATROL)
     moving = u.alive & ((u.order == MOVE) | (roaming & ~tgt_ok) | chasing)
     dest = jnp.where(chasing[:, None], u.pos[t], u.goal)
@@ -543,6 +561,7 @@ class MiniGame:
     camera_start = (0., 0.)              # the screen's first top-left corner, in screen units
     fog = False                          # True: fog of war (enemies out of sight hidden, `visibility_map` 0/1/2)
     fights = True                        # False: the map has no enemies, and its game loop leaves the fight out
+    own_rows = None                      # int: the player's units are the rows before it, the enemy's after it
     implemented = IMPLEMENTED            # the pysc2 functions this game simulates (`offered` answers for each)
 
     def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
@@ -734,7 +753,7 @@ class MiniGame:
         def loop(carry, _):
             u, reward, ended, extra = carry
             u = game_loop(u, self.radius, bool(self.sim_options.collisions), bool(self.sim_options.call_for_help),
-                          self.fights)
+                          self.fights, self.own_rows)
             u, r, end, extra = self.rules(u, draws, extra)
             return (u, reward + r, ended | end, extra), None
         (u, reward, ended, extra), _ = jax.lax.scan(
@@ -795,7 +814,11 @@ class CollectMineralShards(MiniGame):
         new = self.pick_points(draws, u.pos[:2], 2.)
         pos = u.pos.at[2:].set(jnp.where(respawn, new, u.pos[2:]))
         alive = alive.at[2:].set(alive[2:] | respawn)
-        return u.replace(pos=pos, alive=alive), taken.sum().astype(jnp.float32), False, extra
+        # a new set is new units: orders to walk onto a shard of the old set (MiniGameSettings.move_follows) lose
+        # their target, and end as a follow of a dead unit ends (the queued ones when they come up)
+        gone = lambda tgt: jnp.where(respawn & (tgt >= 2), -1, tgt)
+        return (u.replace(pos=pos, alive=alive, target=gone(u.target), q_target=gone(u.q_target)),
+                taken.sum().astype(jnp.float32), False, extra)
 
 # %% ../../nbs/18_minigames.ipynb #c028
 MAX_MARINES, N_ROACHES = 32, 4
@@ -806,6 +829,7 @@ class DefeatRoaches(MiniGame):
     enemies = (ROACH,) * N_ROACHES             # the enemy rows, spawned each wave ...
     enemy_offsets = (0.5, 1.5, -0.5, -1.5)     # ... this far north of the wave's point (screen rows)
     fresh_marines = 5                          # marines that join at each new wave
+    own_rows = MAX_MARINES                     # the marine rows come first, the enemy rows after them
     kill_reward = 10.                          # per enemy killed (each marine lost: -1)
 
     def _lines(self, key):
@@ -887,6 +911,7 @@ class FindAndDefeatZerglings(MiniGame):
     ring = (7.5, 9.5)                        # "Zergling Spawn Inner": the ring the second zergling stands in
     camera_start = (-1., 0.)                 # CameraPan to 3 south of the centre: the screen shows world x 20-44
     camera_moves, fog = True, True           # no CameraLockInput in this map's script; fog of war is on
+    own_rows = N_SQUAD                       # the marine rows come first, the zerglings after them
     episode_loops = 180 * 16                 # TimerStart(..., 180.0, ..., c_timeGame): 180 game seconds
 
     def _place(self, cand, away, min_dist, allowed):
