@@ -398,7 +398,7 @@ def test_call_for_help_option():
     with pytest.raises(ValueError, match='MiniGameSettings.call_for_help'):
         mg.FindAndDefeatZerglings(sim=mg.MiniGameOptions(call_for_help='no'))
 
-@pytest.mark.parametrize('n', [2, 75, 300])
+@pytest.mark.parametrize('n', [2, 37, 75, 245, 300])   # 37, 245: passes that need a padded row
 def test_the_renderers_passes_equal_one_reduction_over_all_units(n):
     "`_pixel_reductions` (narrow integers, passes of RENDER_CHUNK units, padding) against a plain int32 reduction."
     rng = np.random.default_rng(n)

@@ -455,7 +455,7 @@ def _cover(pos, radius, alive, origin, extent, res):
     centre = (jnp.arange(res)[None, :, None] == iy[:, None, None]) & (jnp.arange(res)[None, None, :] == ix[:, None, None])
     return (disc | centre) & alive[:, None, None]
 
-RENDER_CHUNK = 32   # units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
+RENDER_CHUNK = 32   # at most this many units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
 
 def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False):
     """Per pixel of a view, over the units that show on it: `rank` and `row` of the unit drawn on top (the highest
@@ -470,7 +470,9 @@ def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, cou
     prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
     kt, ct = _small_int(21 * nu), (jnp.uint8 if nu < 256 else _small_int(nu))   # ranks up to 2 * 8 + 4
     key = ((prio * 8 + _k('owner', u.kind)) * nu + (nu - 1 - jnp.arange(nu))).astype(kt)
-    c = min(nu, RENDER_CHUNK); m = -(-nu // c) * c                  # padded rows are dead: they show nowhere
+    # as few passes as RENDER_CHUNK allows, of about equal size in multiples of 8 (36 rows: two of 24, not of 32; 111:
+    # four of 32, as four of 28 ran slower here)
+    passes = -(-nu // RENDER_CHUNK); c = min(nu, -(-nu // (8 * passes)) * 8); m = passes * c   # padded rows: dead, unseen
     pad = lambda x: jnp.concatenate([x, jnp.zeros((m - nu,) + x.shape[1:], x.dtype)]).reshape((m // c, c) + x.shape[1:])
     # (the barrier keeps XLA from evaluating, at compile time, the passes whose units are all constants, as at a reset)
     xs = jax.lax.optimization_barrier(tuple(map(pad, (u.pos, _radius(u.kind, radius), u.alive, u.selected, key))))
