@@ -7,7 +7,7 @@ SC2LE's random agent picked among every function the game offered; ours picks am
 row (`select_idle_worker` or a selection, then a right click or `Harvest_Gather` on a field), so every extra offered
 function makes that pair rarer. This probe plays the same random episodes with the map's set, with 'minigames_all'
 (41 ids) and with 'all' (every pysc2 id: only those the simulation implements can be offered, so this is still fewer
-than the game offers), and prints how many functions were offered on average. Nothing in the package changes.
+than the game offers), and prints how many functions one episode offered at its start and after 50 random steps. Nothing in the package changes.
 
     python lab/probes/economy_random_functions.py [--episodes 100]
 """

@@ -311,7 +311,7 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
     following = (u.order == FOLLOW) & tgt_ok
     # an own unit is followed FOLLOW_GAP behind; a neutral one (the beacon, a shard; MiniGameSettings.move_follows)
     # is walked onto, centre to centre, and after again when it moves
-    gap = jnp.where(_k('owner', u.kind[t]) == NEUTRAL, -_radius(u.kind, radius) - _radius(u.kind[t], radius), FOLLOW_GAP)
+    gap = jnp.where(_k('owner', u.kind[t]) == NEUTRAL, -r - r[t], FOLLOW_GAP)
     chasing = (tgt_ok & ~in_range & fights) | (following & (edge_t > gap + 1e-6))
     roaming = (u.order == ATTACK_MOVE) | (u.order == PATROL)
     moving = u.alive & ((u.order == MOVE) | (roaming & ~tgt_ok) | chasing)
@@ -461,8 +461,8 @@ def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, cou
     """Per pixel of a view, over the units that show on it: `rank` and `row` of the unit drawn on top (the highest
     rank, armed over unarmed and then by owner; the first row among equals; rank 0 and row 0 where none); with
     `selected`, whether a selected unit shows there; with `count`, how many units do. Each is reduced in the narrowest
-    integer type that holds it (the top unit as one max over the key `rank * U + U - 1 - row`) and in passes of
-    RENDER_CHUNK units (a `scan`) carrying [res, res] accumulators. Both choices are for XLA's CPU backend: it reduces
+    integer type that holds it (the top unit as one max over the key `rank * U + U - 1 - row`) and in passes of at
+    most RENDER_CHUNK units (a `scan`) carrying [res, res] accumulators. Both choices are for XLA's CPU backend: it reduces
     int8/int16 5-7x faster than int32, and it splits a reduction over more than about 32 units into a [units, res,
     res] table in memory per reduction, which at 256 envs x 245 unit rows no longer fits in cache (three such
     reductions ran 5-6x slower than in passes; `bench/README.md`)."""
