@@ -38,7 +38,7 @@ def measure(env_id, n_envs, updates, repeats):
 
 
 def main(argv=None):
-    from reaver_nb.envs.economy import ALL_MINIGAMES as MINIGAMES
+    from reaver_nb.envs.sim import MINIGAMES
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--maps', nargs='+', default=list(MINIGAMES))
     ap.add_argument('--n-envs', type=int, nargs='+', default=[32, 256, 1024, 4096])

@@ -3,7 +3,7 @@
 simulator to beat), in one run on one machine.
 
 Each measurement is one jitted `lax.scan` of `--steps` env steps over N envs (`vmap`), both sides written the same way:
-a uniformly random action among those available (ours: `minigames.random_policy`, a function the game offers now and
+a uniformly random action among those available (ours: `sim.random_policy`, a function the game offers now and
 random arguments; SMAX: a random available action per agent), the env step with its observations computed (ours: the
 pysc2 feature layers, 16x16 screen and minimap, Reaver's layers; SMAX: every agent's observation vector), and the
 automatic reset of finished envs (ours: `fused.vec_step`, as training runs it; SMAX: `MultiAgentEnv.step`, which resets
@@ -36,8 +36,7 @@ def version(dist):
 def ours(name):
     "(reset(key, n) -> carry, step(carry, key) -> carry) for a JAX mini-game of reaver_nb, random play."
     import jax
-    from reaver_nb.envs.minigames import random_policy
-    from reaver_nb.envs.economy import ALL_MINIGAMES as MINIGAMES
+    from reaver_nb.envs.sim import MINIGAMES, random_policy
     from reaver_nb.training.fused import vec_reset, vec_step
     game = MINIGAMES[name]()
     policy = jax.vmap(random_policy(game))
@@ -75,8 +74,8 @@ def units(label, arg):
         from jaxmarl.environments.smax import map_name_to_scenario
         sc = map_name_to_scenario(arg)
         return sc.num_allies + sc.num_enemies
-    from reaver_nb.envs.economy import ALL_MINIGAMES
-    game = ALL_MINIGAMES[arg]()
+    from reaver_nb.envs.sim import MINIGAMES
+    game = MINIGAMES[arg]()
     return jax.eval_shape(lambda k: game.reset(k)[1].units, jax.random.PRNGKey(0)).kind.shape[0]
 
 
@@ -113,7 +112,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.quick: a.n_envs, a.steps, a.repeats = [16], 8, 1
     import jax
-    from reaver_nb.envs.economy import ALL_MINIGAMES as MINIGAMES
+    from reaver_nb.envs.sim import MINIGAMES
     maps = a.maps or list(MINIGAMES)
     unknown = [m for m in maps if m not in MINIGAMES]
     if unknown: sys.exit(f"unknown map(s) {unknown}; choose from {list(MINIGAMES)}")

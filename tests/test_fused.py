@@ -186,7 +186,7 @@ def test_sharding_over_four_cpu_devices():
     code = '''
         import jax, numpy as np
         assert len(jax.devices()) == 4, jax.devices()
-        from reaver_nb.envs.minigames import MoveToBeacon
+        from reaver_nb.envs.sim import MoveToBeacon
         from reaver_nb.agents.actor_critic import ActorCriticAgent, A2C
         from reaver_nb.training.fused import FusedTrainer
         env = MoveToBeacon(screen_size=8, minimap_size=8, screen_features=('player_relative',), minimap_features=())
@@ -268,7 +268,7 @@ def test_only_the_finished_envs_are_reset_exactly_as_a_reset_of_all(name):
     "`vec_step`'s reset (none, the few done envs, or all) against resetting every env and keeping the done ones'; seeds side by side (`vmap`) too."
     import jax, jax.numpy as jnp
     from reaver_nb.training import fused
-    from reaver_nb.envs.minigames import MINIGAMES
+    from reaver_nb.envs.sim import MINIGAMES
     from reaver_nb.envs.jax_envs import GymnaxEnv
     env = MINIGAMES[name]() if name in MINIGAMES else GymnaxEnv(name)
     n, key = 32, jax.random.PRNGKey(7)                                  # n // 16 = 2: at most 2 done is "few"

@@ -2,14 +2,15 @@
 import jax, jax.numpy as jnp, numpy as np
 import functools
 import pytest
-from reaver_nb.envs import minigames as mg
-from reaver_nb.envs.minigames import (MoveToBeacon, CollectMineralShards, DefeatRoaches, GameState, make_units,
-                                      MARINE, ROACH, BEACON, SHARD, MOVE, IDLE, MAX_MARINES, N_ROACHES, N_SHARDS)
+import reaver_nb.envs.sim as mg
+from reaver_nb.envs.sim import render
+from reaver_nb.envs.sim import (MoveToBeacon, CollectMineralShards, DefeatRoaches, GameState, make_units,
+                                MARINE, ROACH, BEACON, SHARD, MOVE, IDLE, MAX_MARINES, N_ROACHES, N_SHARDS)
 
 def state_of(units, step=0):
     return GameState(units, jnp.int32(step), jnp.zeros(()), jnp.zeros((), jnp.int32))
 
-def call(game, fn, **args): return mg._call(game, fn, **args)
+def call(game, fn, **args): return mg.function_call(game, fn, **args)
 
 @functools.lru_cache(maxsize=None)
 def step(game):
@@ -160,7 +161,7 @@ def test_minimap_orders_camera_and_control_groups():
     assert np.asarray(s.units.groups[:2, 1]).tolist() == [False, False]   # stolen from group 1
     _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=1))
     assert np.asarray(s.units.selected[:2]).tolist() == [True, True]      # empty group 1: selection kept
-    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=mg._pixel(s.units.pos[1], 16)))
+    _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=mg.screen_pixel(s.units.pos[1], 16)))
     _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=2, control_group_id=2))
     _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 4, control_group_act=0, control_group_id=2))
     assert np.asarray(s.units.selected[:2]).tolist() == [True, True]
@@ -171,7 +172,7 @@ def test_selection_follows_the_game():
                    [True, True] + [False] * N_SHARDS)
     s = state_of(u)
     res = g.options.screen_size
-    px = lambda p: mg._pixel(jnp.asarray(p), res)
+    px = lambda p: mg.screen_pixel(jnp.asarray(p), res)
     sel = lambda s: np.asarray(s.units.selected[:2]).tolist()
     _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 2, select_point_act=0, screen=px([6., 12.])))
     assert sel(s) == [True, False]
@@ -211,12 +212,12 @@ def test_patrol_fights_and_follow_keeps_close():
     # a patrolling marine acquires an enemy that comes within range + 2, as an attack-move does; a moving one does not
     u = make_units([MARINE, ROACH], [[2., 8.], [12., 12.]], [True, True]).replace(selected=jnp.array([True, False]))
     for how, fights in (('patrol', True), ('move', False)):
-        v = mg._command(u, 0, jnp.array([20., 8.]), 16, how)
+        v = mg.give_order(u, 0, jnp.array([20., 8.]), 16, how)
         for _ in range(60): v = mg.game_loop(v)
         assert (int(v.target[0]) == 1) == fights, how
     # follow: the follower closes to FOLLOW_GAP and keeps the order while its leader walks; the leader dead, it idles
     u = make_units([MARINE, MARINE], [[2., 8.], [12., 8.]], [True, True]).replace(selected=jnp.array([True, False]))
-    u = mg._command(u, 0, jnp.array([12., 8.]), 16, 'smart')
+    u = mg.give_order(u, 0, jnp.array([12., 8.]), 16, 'smart')
     assert int(u.order[0]) == mg.FOLLOW and int(u.target[0]) == 1
     u = u.replace(order=u.order.at[1].set(MOVE), goal=u.goal.at[1].set(jnp.array([12., 2.])))
     for _ in range(150): u = mg.game_loop(u)
@@ -231,7 +232,7 @@ def test_one_click_on_the_beacon(follows):
     g = MoveToBeacon(sim=mg.MiniGameOptions(move_follows=follows))
     u = make_units([MARINE, BEACON], [[4., 9.], [12., 9.]], [True, True]).replace(selected=jnp.array([True, False]))
     s = state_of(u)
-    _, s, r, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 331, screen=mg._pixel(s.units.pos[1], 16)))
+    _, s, r, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 331, screen=mg.screen_pixel(s.units.pos[1], 16)))
     total = float(r)
     for k in range(1, 60):
         _, s, r, _, _ = step(g)(jax.random.PRNGKey(k), s, call(g, 0))
@@ -272,7 +273,7 @@ def test_the_beacon_is_drawn_as_real_feature_layers_draw_it():
     for radius, order in ((1.875, mg.FOLLOW), (1.0, MOVE)):
         g = MoveToBeacon(sim=mg.MiniGameOptions(move_follows=True, beacon_radius=radius))
         u = make_units([MARINE, BEACON], [[3., 9.], [12., 9.]], [True, True]).replace(selected=jnp.array([True, False]))
-        _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), state_of(u), call(g, 331, screen=mg._pixel(jnp.array([14.2, 9.]), 16)))
+        _, s, _, _, _ = step(g)(jax.random.PRNGKey(0), state_of(u), call(g, 331, screen=mg.screen_pixel(jnp.array([14.2, 9.]), 16)))
         assert int(s.units.order[0]) == order, radius
 
 def test_defeat_zerglings_and_banelings_rules():
@@ -405,8 +406,8 @@ def test_the_renderers_passes_equal_one_reduction_over_all_units(n):
     kinds = rng.choice([MARINE, ROACH, BEACON, SHARD], n)
     pos = rng.uniform(4., 8., (n, 2)).astype(np.float32)          # crowded: most pixels show several units
     u = make_units(kinds, pos, rng.random(n) < 0.8).replace(selected=jnp.asarray(rng.random(n) < 0.3))
-    got = jax.jit(lambda u: mg._pixel_reductions(u, None, 0., 12., 16, selected=True, count=True))(u)
-    cover = np.asarray(mg._cover(u.pos, mg._radius(u.kind), u.alive, 0., 12., 16))
+    got = jax.jit(lambda u: render._pixel_reductions(u, None, 0., 12., 16, selected=True, count=True))(u)
+    cover = np.asarray(render._cover(u.pos, mg.radii(u.kind), u.alive, 0., 12., 16))
     prio = np.where(np.asarray(mg.ARMED)[kinds], 2, 1)
     key = (prio * 8 + np.asarray(mg.KIND['owner'])[kinds]) * n + (n - 1 - np.arange(n))
     assert cover.sum(0).max() > 1                                  # ties and overlaps are exercised
@@ -419,7 +420,7 @@ def test_the_renderers_passes_equal_one_reduction_over_all_units(n):
 @pytest.mark.parametrize('game', [MoveToBeacon, CollectMineralShards])
 def test_maps_without_enemies_lose_nothing_by_leaving_the_fight_out(game):
     "`fights = False` (the fight's steps left out of the game loop) plays exactly as the full game loop does."
-    from reaver_nb.envs.minigames import ENEMY, random_policy
+    from reaver_nb.envs.sim import ENEMY, random_policy
     lean, full = game(), type('Full', (game,), {'fights': True})()
     assert not lean.fights and full.fights
     def run(g):
@@ -439,9 +440,8 @@ def test_maps_without_enemies_lose_nothing_by_leaving_the_fight_out(game):
 def test_the_two_sides_fight_plays_as_every_pair_does(name, call_for_help):
     """`MiniGame.own_rows` (the fight's tables pair the player's rows with the enemy's only) plays exactly as the
     tables over every pair of rows do: scripted and random play, 40 steps each, every state array equal."""
-    from reaver_nb.envs.economy import ALL_MINIGAMES
     sim = mg.MiniGameOptions(call_for_help=call_for_help)
-    sides, every = ALL_MINIGAMES[name](sim=sim), type('EveryPair', (ALL_MINIGAMES[name],), {'own_rows': None})(sim=sim)
+    sides, every = mg.MINIGAMES[name](sim=sim), type('EveryPair', (mg.MINIGAMES[name],), {'own_rows': None})(sim=sim)
     assert sides.own_rows is not None and every.own_rows is None
     def run(g):
         def body(pol):

@@ -14,7 +14,7 @@ import argparse, sys
 from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
-import reaver_nb.envs.minigames as mg
+import reaver_nb.envs.sim as mg
 from reaver_nb.envs.sc2 import pysc2_interface
 from reaver_nb.training.run import load_run
 

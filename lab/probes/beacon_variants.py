@@ -14,7 +14,7 @@ simulation.
 import argparse, time
 import numpy as np
 import jax
-import reaver_nb.envs.minigames as mg
+import reaver_nb.envs.sim as mg
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('frames', type=int, nargs='?')

@@ -8,7 +8,7 @@ choice of 5 are in nbs/18_minigames.ipynb ("Reading the table") and docs/experim
 """
 import sys
 import jax, numpy as np
-from reaver_nb.envs import minigames as mg
+import reaver_nb.envs.sim as mg
 
 CASES = (('FindAndDefeatZerglings', 'scripted'), ('FindAndDefeatZerglings', 'random'),
          ('DefeatZerglingsAndBanelings', 'random'), ('DefeatZerglingsAndBanelings', 'scripted'),
@@ -18,7 +18,7 @@ for r in map(float, sys.argv[1:] or ['5']):
     out = []
     for name, player in CASES:
         g = mg.MINIGAMES[name](sim=mg.MiniGameOptions(call_for_help=r > 0))
-        mg.HELP_RADIUS = r   # read by game_loop when the game's step is traced (below, in play)
+        mg.engine.HELP_RADIUS = r   # read by game_loop (a global of sim.engine) when the game's step is traced (below, in play)
         policy = mg.scripted_policy(g) if player == 'scripted' else mg.random_policy(g)
         s = np.asarray(mg.play(g, policy, jax.random.PRNGKey(0), 50))
         out.append(f'{name} {player} {s.mean():.2f}')

@@ -13,8 +13,7 @@ than the game offers), and prints how many functions one episode offered at its 
 """
 import argparse, time
 import numpy as np, jax, jax.numpy as jnp
-from reaver_nb.envs.economy import CollectMineralsAndGas
-from reaver_nb.envs.minigames import play, random_policy
+from reaver_nb.envs.sim import CollectMineralsAndGas, play, random_policy
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('--episodes', type=int, default=100)

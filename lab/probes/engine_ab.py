@@ -20,8 +20,14 @@ import argparse, time
 import numpy as np
 import jax, jax.numpy as jnp
 import reaver_nb
-from reaver_nb.envs import minigames as mg, economy as E
-from reaver_nb.envs.economy import ALL_MINIGAMES
+try:   # the simulation as a package (issue 50)
+    import reaver_nb.envs.sim as mg
+    from reaver_nb.envs.sim import economy as E, MINIGAMES
+    layers = mg.feature_layers
+except ImportError:   # a checkout from before issue 50 (on PYTHONPATH for an A/B): the old modules and names
+    from reaver_nb.envs import minigames as mg, economy as E
+    from reaver_nb.envs.economy import ALL_MINIGAMES as MINIGAMES
+    layers = mg._layers
 from reaver_nb.training.fused import vec_reset, vec_step
 
 
@@ -45,7 +51,7 @@ def timed(f, *args, repeats=20):
 
 
 def profile(name, n):
-    game = ALL_MINIGAMES[name]()
+    game = MINIGAMES[name]()
     step = jax.jit(random_play(game, n))
     vs = vec_reset(game, jax.random.PRNGKey(1), n)
     for i in range(50): vs = step(vs, jax.random.PRNGKey(i))[0]
@@ -53,7 +59,7 @@ def profile(name, n):
     print(f"{name}: {len(s.units.kind[0])} unit rows, {n} envs; ms a call")
     rows = {'vec_step (random policy included)': (lambda vs: step(vs, jax.random.PRNGKey(0)), vs),
             'observe': (jax.vmap(game.observe), s),
-            'screen layers': (jax.vmap(lambda u: mg._layers(u, game.playable, jnp.zeros(2), mg.SCREEN_UNITS,
+            'screen layers': (jax.vmap(lambda u: layers(u, game.playable, jnp.zeros(2), mg.SCREEN_UNITS,
                                                             o.screen_size, o.screen_features, radius=game.radius)), s.units),
             'reset': (jax.vmap(game.reset), jax.random.split(jax.random.PRNGKey(2), n)),
             'draw (the respawn tries of one step)': (jax.vmap(game.draw), jax.random.split(jax.random.PRNGKey(3), n), s.units)}
@@ -75,7 +81,7 @@ def profile(name, n):
 def dump(path):
     print('reaver_nb from', reaver_nb.__file__)
     out = {}
-    for name, cls in ALL_MINIGAMES.items():
+    for name, cls in MINIGAMES.items():
         game, n = cls(), 16
         step = random_play(game, n)
         run = jax.jit(lambda vs, key: jax.lax.scan(lambda vs, k: (lambda r: (r[0], (r[0].obs, r[1])))(step(vs, k)),
@@ -88,10 +94,10 @@ def dump(path):
 
 def states(path):
     """Unit tables of random play (16 envs, every 20th of 120 steps), queues read in order where the checkout keeps
-    them as a ring (`minigames.queued_first`): a check on the state, where `dump` checks what an agent sees."""
+    them as a ring (`engine.queued_first`): a check on the state, where `dump` checks what an agent sees."""
     print('reaver_nb from', reaver_nb.__file__)
     out = {}
-    for name, cls in ALL_MINIGAMES.items():
+    for name, cls in MINIGAMES.items():
         game, n = cls(), 16
         step = jax.jit(random_play(game, n))
         vs = vec_reset(game, jax.random.PRNGKey(0), n)
@@ -112,7 +118,7 @@ def draws(path):
     print('reaver_nb from', reaver_nb.__file__)
     out = {}
     for name in ('MoveToBeacon', 'CollectMineralShards', 'FindAndDefeatZerglings'):
-        g, n = ALL_MINIGAMES[name](), 512
+        g, n = MINIGAMES[name](), 512
         keys = jax.random.split(jax.random.PRNGKey(11), n)
         s = jax.vmap(lambda k: g.reset(k)[1])(keys)
         (x0, y0), (x1, y1) = g.playable
@@ -134,7 +140,7 @@ def fights(steps=32, calls=5):
         for n in (16, 256):
             rates = {}
             for f in (False, True):
-                game = type(name, (ALL_MINIGAMES[name],), {'fights': f})()
+                game = type(name, (MINIGAMES[name],), {'fights': f})()
                 step = random_play(game, n)
                 run = jax.jit(lambda c, k: jax.lax.scan(lambda c, k: (step(c, k)[0], None), c, jax.random.split(k, steps))[0])
                 c = run(vec_reset(game, jax.random.PRNGKey(0), n), jax.random.PRNGKey(1))
@@ -156,7 +162,7 @@ def compare(a, b):
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     sub = ap.add_subparsers(dest='cmd', required=True)
-    p = sub.add_parser('profile'); p.add_argument('map', choices=list(ALL_MINIGAMES)); p.add_argument('--envs', type=int, default=256)
+    p = sub.add_parser('profile'); p.add_argument('map', choices=list(MINIGAMES)); p.add_argument('--envs', type=int, default=256)
     p = sub.add_parser('dump'); p.add_argument('path')
     p = sub.add_parser('states'); p.add_argument('path')
     p = sub.add_parser('draws'); p.add_argument('path')

@@ -3,7 +3,7 @@
 
 DESIGN.md says CollectMineralShards and DefeatRoaches need unit separation and group-move formation to match the game;
 the simulation has the separation but sends every unit of a group move to the same point (nbs/18's calibration table:
-"departure (absent)"). This probe patches `minigames._command` at run time with one reading of the game's "magic box"
+"departure (absent)"). This probe patches the orders (`sim.engine.give_order`, as `sim.game` calls it) at run time with one reading of the game's "magic box"
 (community descriptions, no source with numbers for StarCraft II: tl.net post 6058308 of 2010 gives the rule and says
 the ground box is much smaller than the air box; Liquipedia's "Magic Boxes" gives Brood War's 195 x 195 pixels for
 ground units, another engine; this probe leaves the box unbounded): a move, attack-move or patrol to a point outside the bounding box
@@ -16,7 +16,7 @@ both ways. Nothing in the package changes.
 """
 import argparse, time
 import numpy as np, jax, jax.numpy as jnp
-from reaver_nb.envs import minigames as mg
+import reaver_nb.envs.sim as mg
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('--episodes', type=int, default=100)
@@ -24,7 +24,7 @@ ap.add_argument('--maps', nargs='+', default=['CollectMineralShards', 'DefeatRoa
                                                'FindAndDefeatZerglings'])
 args = ap.parse_args()
 SC2LE = {'CollectMineralShards': 17, 'DefeatRoaches': 1, 'DefeatZerglingsAndBanelings': 23}
-original = mg._command
+original = mg.game.give_order   # what MiniGame.apply_action calls
 
 def formation_command(u, queued, p, res, how, follows=False, radius=None):
     new = original(u, queued, p, res, how, follows, radius)
@@ -43,9 +43,9 @@ def formation_command(u, queued, p, res, how, follows=False, radius=None):
 for name in args.maps:
     row = []
     for label, cmd in (('one point (now)', original), ('formation', formation_command)):
-        mg._command = cmd
+        mg.game.give_order = cmd
         g = mg.MINIGAMES[name](); t = time.time()
         sc = np.asarray(mg.play(g, mg.random_policy(g), jax.random.PRNGKey(0), args.episodes))
         row.append(f"{label} {sc.mean():.2f} ± {sc.std():.2f} [{sc.min():g}, {sc.max():g}] ({time.time() - t:.0f} s)")
-    mg._command = original
+    mg.game.give_order = original
     print(f"{name}: " + '; '.join(row) + f"; SC2LE random {SC2LE.get(name, 'not found')}", flush=True)

@@ -1,4 +1,4 @@
-"""Three forms of the order queue pop (minigames._next_order) timed alone at 256 envs x 42 units x 16 slots:
+"""Three forms of the order queue pop (`sim.engine.next_order`) timed alone at 256 envs x 42 units x 16 slots:
 the shipped shift on [units, slots, 2] goals, the same on [units, 2, slots] planes, and a ring buffer (a head index
 per unit). bench/README.md quotes it (2026-12-04). Run: python lab/probes/queue_pop_ab.py"""
 import time, statistics, jax, jax.numpy as jnp

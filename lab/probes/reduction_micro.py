@@ -5,7 +5,7 @@
 
 Prints ms a call (median of 20) of (1) one max over a materialised table in int32, int16 and int8, and a sum in
 int32 and uint8; (2) one, two and three reductions (top key, `selected`, count) over a table computed in the same
-program, as one reduction over all units and in passes of 8-64 units (`scan`), as `minigames._pixel_reductions`
+program, as one reduction over all units and in passes of 8-64 units (`scan`), as `sim.render._pixel_reductions`
 does with 32. Used on 2026-12-05 (bench/README.md, docs/experiments.md thirteenth session).
 """
 import argparse, time

@@ -15,7 +15,7 @@ For the initial parameters and each kept checkpoint of a run (fused path: seed 0
 import argparse, sys
 from pathlib import Path
 import jax, jax.numpy as jnp
-import reaver_nb.envs.minigames as mg
+import reaver_nb.envs.sim as mg
 from reaver_nb.training.config import parse_config, RunSettings
 from reaver_nb.envs.jax_envs import make_jax_env
 from reaver_nb.agents.actor_critic import ActorCriticAgent, AGENTS

@@ -18,36 +18,36 @@ each is a plausible reading of what the real game does where the map files are s
 - `beacon_hp`: the beacon has hit points, so `unit_hit_points_ratio` draws it at 255 like a unit at full health (the
   simulation draws 0: no vitals); a real render of that layer would settle it.
 
-`apply(names)` patches `reaver_nb.envs.minigames` in place; call it before building a game.
+`apply(names)` patches the simulation (`reaver_nb.envs.sim`) in place, where `sim.game` reads it; call it before building a game.
 """
 import jax.numpy as jnp
-import reaver_nb.envs.minigames as mg
+import reaver_nb.envs.sim as mg
 
 CANDIDATES = ('deselect', 'beacon_select', 'beacon_hp', 'stop_hold', 'preselect')
 STOP_HOLD = (274, 453)   # HoldPosition_quick, Stop_quick
 
 def _select_point_factory(deselect: bool, beacon_select: bool):
-    base = mg._select_point
+    base = mg.game.select_point
     def select_point(u, act, p, res, radius=None):
         out = base(u, act, p, res, radius)
-        own = mg._under(u, p, res, mg.SELF, radius)
+        own = mg.engine._under(u, p, res, mg.SELF, radius)
         sel = out.selected
         if deselect:   # nothing of ours under the click: a plain select (act 0) clears the selection
             sel = jnp.where((own < 0) & (act == 0), jnp.zeros_like(sel), sel)
         if beacon_select:   # the beacon under the click (and none of ours): it alone is selected
-            neutral = mg._under(u, p, res, mg.NEUTRAL, radius)
+            neutral = mg.engine._under(u, p, res, mg.NEUTRAL, radius)
             hit = (own < 0) & (neutral >= 0) & (act == 0)
             sel = jnp.where(hit, jnp.arange(u.kind.shape[0]) == neutral, sel)
         return out.replace(selected=sel & u.alive)
     return select_point
 
 def _select_rect_factory():
-    base = mg._select_rect
+    base = mg.game.select_rect
     def select_rect(u, add, p1, p2, radius=None):
         out = base(u, add, p1, p2, radius)
         lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
-        r = mg._radius(u.kind, radius)[:, None]
-        inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & u.alive & (mg._k('owner', u.kind) == mg.SELF)
+        r = mg.radii(u.kind, radius)[:, None]
+        inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & u.alive & (mg.stat('owner', u.kind) == mg.SELF)
         return out.replace(selected=jnp.where(~inside.any() & (add == 0), jnp.zeros_like(u.selected), out.selected))
     return select_rect
 
@@ -56,8 +56,8 @@ def apply(names):
     unknown = names - set(CANDIDATES)
     if unknown: raise ValueError(f"unknown candidates {sorted(unknown)}; choose from {CANDIDATES}")
     if names & {'deselect', 'beacon_select'}:
-        mg._select_point = _select_point_factory('deselect' in names, 'beacon_select' in names)
-    if 'deselect' in names: mg._select_rect = _select_rect_factory()
+        mg.game.select_point = _select_point_factory('deselect' in names, 'beacon_select' in names)
+    if 'deselect' in names: mg.game.select_rect = _select_rect_factory()
     if 'beacon_hp' in names: mg.KIND['max_hp'][mg.BEACON] = 1.0   # full health: drawn at 255
     if 'stop_hold' in names: _stop_hold()
     if 'preselect' in names: _preselect()
@@ -74,10 +74,10 @@ def _preselect():
 def _stop_hold():
     "Patch MiniGame.apply_action and observe: Stop_quick / HoldPosition_quick offered to, and obeyed by, a selection."
     act0, obs0 = mg.MiniGame.apply_action, mg.MiniGame.observe
-    def selected(u): return (u.selected & u.alive & (mg._k('owner', u.kind) == mg.SELF)).any()
+    def selected(u): return (u.selected & u.alive & (mg.stat('owner', u.kind) == mg.SELF)).any()
     def apply_action(self, u, action, camera=None):
         fn = jnp.asarray(self.function_ids)[action[0]]
-        q = action[self._arg['queued']] if 'queued' in self._arg else jnp.int32(0)
+        q = action[self.arg_index['queued']] if 'queued' in self.arg_index else jnp.int32(0)
         stop = jnp.isin(fn, jnp.asarray(STOP_HOLD)) & selected(u) & (q == 0)
         out = act0(self, u, action, camera)   # an id the simulation does not implement is a no_op there
         c = stop & out.selected & out.alive
@@ -114,21 +114,21 @@ def _coverage(pos, radius, alive, origin, extent, res, sub=4):
     return disc.reshape(-1, res, sub, res, sub).mean((2, 4))
 
 def layers_2018():
-    "Let the simulation draw player_id, unit_hit_points and unit_density_aa too (patches minigames._layers)."
-    base = mg._layers
+    "Let the simulation draw player_id, unit_hit_points and unit_density_aa too (patches the `feature_layers` that `sim.game` draws with)."
+    base = mg.game.feature_layers
     def layers(u, playable, origin, extent, res, names, minimap=False, radius=None):
         rest = [n for n in names if n not in _NEW]
         drawn = dict(zip(rest, base(u, playable, origin, extent, res, rest, minimap, radius)))
-        rad = mg._radius(u.kind, radius)
-        cover = mg._cover(u.pos, rad, u.alive, origin, extent, res)
-        own = mg._k('owner', u.kind)
+        rad = mg.radii(u.kind, radius)
+        cover = mg.render._cover(u.pos, rad, u.alive, origin, extent, res)
+        own = mg.stat('owner', u.kind)
         prio = jnp.where(jnp.asarray(mg.ARMED)[u.kind], 2, 1)
         code = jnp.max(jnp.where(cover, (prio * 8 + own)[:, None, None], 0), 0)
         top = jnp.argmax(jnp.where(cover, (prio * 8 + own)[:, None, None], -1), 0)
         pid = jnp.where(own == mg.SELF, 1, jnp.where(own == mg.ENEMY, 2, 16))
         drawn['player_id'] = jnp.where(code > 0, pid[top], 0)
-        drawn['unit_hit_points'] = jnp.where(code > 0, jnp.floor(u.hp[top] * (mg._k('max_hp', u.kind)[top] > 0)), 0.)
+        drawn['unit_hit_points'] = jnp.where(code > 0, jnp.floor(u.hp[top] * (mg.stat('max_hp', u.kind)[top] > 0)), 0.)
         drawn['unit_density_aa'] = jnp.minimum(jnp.round(16 * _coverage(u.pos, rad, u.alive, origin, extent,
                                                                          res).sum(0)), 255.)
         return [drawn[n] for n in names]
-    mg._layers = layers
+    mg.game.feature_layers = layers

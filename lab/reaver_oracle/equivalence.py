@@ -32,7 +32,7 @@ from tensorflow.compat.v1.keras.layers import Dense, Conv2D
 import reaver as rvr
 from reaver.agents.base.actor_critic import ActorCriticAgent as ReaverAC
 from reaver.agents.ppo import ProximalPolicyOptimizationAgent as ReaverPPO
-import reaver_nb.envs.minigames as mg
+import reaver_nb.envs.sim as mg
 from reaver_nb.spec import Space, Spec
 from reaver_nb.models.nets import make_model
 from reaver_nb.models.policy import Policy

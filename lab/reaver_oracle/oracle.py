@@ -59,9 +59,8 @@ import tensorflow.compat.v1 as tf
 tf.disable_eager_execution(); tf.disable_v2_behavior()
 tf.set_random_seed(a.seed); np.random.seed(a.seed)   # Reaver's initial weights, per seed
 import reaver as rvr
-import reaver_nb.envs.minigames as mg
-from reaver_nb.envs.economy import ALL_MINIGAMES
-if a.map not in ALL_MINIGAMES: ap.error(f"--map {a.map!r}: choose one of {', '.join(ALL_MINIGAMES)}")
+import reaver_nb.envs.sim as mg
+if a.map not in mg.MINIGAMES: ap.error(f"--map {a.map!r}: choose one of {', '.join(mg.MINIGAMES)}")
 import candidates
 patched = candidates.apply([c for c in a.candidates.split(',') if c])
 FUNCTIONS_2018 = (0, 1, 2, 3, 4, 6, 7, 12, 13, 140, 168, 261, 274, 331, 332, 333, 334, 451, 452, 453)
@@ -123,7 +122,7 @@ if a.layers == '2018':
 fn_kw = dict(functions=IDS) if IDS else {}
 try: SPATIAL = gin.query_parameter('SC2Env.spatial_dim')   # FindAndDefeatZerglings.gin: 32
 except ValueError: SPATIAL = 16
-g = ALL_MINIGAMES[a.map](screen_size=SPATIAL, minimap_size=SPATIAL, screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
+g = mg.MINIGAMES[a.map](screen_size=SPATIAL, minimap_size=SPATIAL, screen_features=SCREEN, minimap_features=MINIMAP, sim=mg.MiniGameOptions(**sim_kw), **fn_kw)
 beacon_r = float(np.asarray(getattr(g, 'radius', mg.KIND['radius']))[mg.BEACON])
 ref = rvr.envs.SC2Env(a.map, spatial_dim=SPATIAL, step_mul=8, **({'action_ids': list(IDS)} if IDS else {}), obs_features=dict(
     screen=list(SCREEN), minimap=list(MINIMAP), **{'non-spatial': ['available_actions', 'player']}))

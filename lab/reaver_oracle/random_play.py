@@ -6,7 +6,7 @@ what each candidate does to the untrained agent's reward, next to SC2LE's random
 import argparse, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np, jax
-import reaver_nb.envs.minigames as mg
+import reaver_nb.envs.sim as mg
 import candidates
 ap = argparse.ArgumentParser()
 ap.add_argument('--episodes', type=int, default=200)

@@ -18,8 +18,8 @@ from ..sc2.installer import MINI_GAMES
 log = logging.getLogger(__name__)
 
 # %% auto #0
-__all__ = ['log', 'FUNCTION_SETS', 'SCREEN_FEATURES', 'MINIMAP_FEATURES', 'SC2Settings', 'is_sc2_map', 'pysc2_interface',
-           'function_ids', 'SC2Options', 'sc2_env_factory', 'sc2_obs_spec', 'sc2_act_spec', 'SC2Env']
+__all__ = ['log', 'FUNCTION_SETS', 'SCREEN_FEATURES', 'MINIMAP_FEATURES', 'SC2Settings', 'PLAYER_SIZE', 'is_sc2_map',
+           'pysc2_interface', 'function_ids', 'SC2Options', 'sc2_env_factory', 'sc2_obs_spec', 'sc2_act_spec', 'SC2Env']
 
 # %% ../../nbs/15_envs_sc2.ipynb #c005
 _MINIGAME_FUNCTIONS = (0, 1, 2, 3, 4, 6, 7, 12, 13, 42, 44, 50, 91, 183, 234, 309, 331, 332, 333, 334, 451, 452, 490)
@@ -112,7 +112,7 @@ def _layer_spaces(prefix, names, table, res):
             spaces.append(Space((res, res), 'float32', 0, scale, spatial=True, name=f'{prefix}/{n}'))
     return spaces
 
-_PLAYER_SIZE = 11
+PLAYER_SIZE = 11
 
 def sc2_obs_spec(o: SC2Options, map_name: str = 'sc2') -> Spec:
     t = pysc2_interface()
@@ -121,7 +121,7 @@ def sc2_obs_spec(o: SC2Options, map_name: str = 'sc2') -> Spec:
     n_fn = len(function_ids(o.functions))
     for n in o.non_spatial_features:
         if n == 'available_actions': spaces.append(Space((n_fn,), 'float32', 0, 1, name=n))
-        elif n == 'player': spaces.append(Space((_PLAYER_SIZE,), 'float32', 0, np.inf, name=n))
+        elif n == 'player': spaces.append(Space((PLAYER_SIZE,), 'float32', 0, np.inf, name=n))
         else: raise ValueError(f"Non-spatial feature {n!r} is not supported; use 'available_actions' and 'player'.")
     return Spec(spaces, map_name)
 
