@@ -500,3 +500,16 @@ def test_pick_points_takes_the_first_good_try_else_the_farthest(n_away, min_dist
     got = jax.jit(lambda c, a: game.pick_points(c, a, min_dist, h))(cand, away)
     ref = _pick_points_reference(cand, away, min_dist, None if hole is None else (np.asarray(hole[0]), hole[1]))
     np.testing.assert_allclose(np.asarray(got), ref, rtol=0, atol=1e-6)
+
+
+def test_old_runs_configs_still_bind_the_simulations_options():
+    """Issue 50 moved the simulation to reaver_nb.envs.sim; gin's name for its options keeps the old module, so an old
+    run's config.gin (bare `MiniGameSettings.*` or the module-qualified name) still binds them."""
+    import gin
+    with gin.unlock_config():
+        gin.parse_config(['issue50/MiniGameSettings.order_queue = 3',
+                          'issue50/reaver_nb.envs.minigames.MiniGameSettings.collisions = False'])
+    with gin.config_scope('issue50'):
+        o = mg.MiniGameSettings()
+    assert (o.order_queue, o.collisions) == (3, False)
+    assert mg.MiniGameSettings().order_queue == 16                      # outside the scope: the defaults

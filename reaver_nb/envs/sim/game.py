@@ -39,11 +39,11 @@ class MiniGameOptions:
     "What the simulation lets you choose (gin: `MiniGameSettings.order_queue = 1`); defaults are the game's, the rest lenient."
     order_queue: int = 16  # orders a unit holds queued behind its current one (the game holds many; 1: a queued order
                            # replaces the one waiting, the simulation's default before issue 28)
-    functions: str = 'game'   # 'game': every function of the set the game offers here (see the notebook); 'core':
+    functions: str = 'game'   # 'game': every function of the set the game offers here (see nbs/18_minigames); 'core':
                               # only the six the maps need (CORE), the rest of the set reported unavailable
     move_follows: bool = False   # a Move_screen or Smart_screen click on a unit that is not an enemy targets it: the
-                              # marine follows it, onto the beacon and after it when it jumps (the game may; see the
-                              # notebook); False: a move to the point, as Move_screen is documented
+                              # marine follows it, onto the beacon and after it when it jumps (the game may; see
+                              # nbs/18_minigames); False: a move to the point, as Move_screen is documented
     beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
                               # it); 1.875 from real renders; the simulation drew 1.0 before issue 28
     collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
