@@ -269,8 +269,8 @@ def unpack_checked(archive: Path, stage: Path) -> str:
     ckpts = [r for r in seen if r.startswith('checkpoints/')]
     if not ckpts: raise UnsafeArchive("The archive has no checkpoint.")
     for r in ckpts:   # msgpack only, walked without decoding: anything else (a pickle) is refused and never loaded
-        try: check_checkpoint_file(stage / r)
-        except ValueError as e: raise UnsafeArchive(f"{r} is not a msgpack checkpoint reaver_nb reads ({e}).") from None
+        try: check_checkpoint_file(stage / r, r)
+        except ValueError as e: raise UnsafeArchive(str(e)) from None
     try: text = read_config((stage / 'config.gin').read_bytes(), 'config.gin')
     except ConfigError as e: raise UnsafeArchive(f"The archive's {e}") from None
     # the run keeps the bindings as the strict reader read them: the only text gin will parse

@@ -81,17 +81,19 @@ def _walk(buf, pos: int, end: int, budget: int, depth: int) -> tuple[int, int]:
 
 def check_msgpack(buf, what: str = 'Checkpoint'):
     "Refuse (ValueError) bytes that are not one msgpack map within the limits above; builds no object."
-    if not len(buf) or not (0x80 <= buf[0] <= 0x8f or buf[0] in (0xde, 0xdf)):
-        raise ValueError(f"{what} is not a msgpack map (a reaver_nb checkpoint starts with one).")
-    try: end, _ = _walk(buf, 0, len(buf), MAX_ITEMS, 0)
-    except ValueError as e: raise ValueError(f"{what} is not a checkpoint reaver_nb reads: {e}.") from None
-    if end != len(buf): raise ValueError(f"{what} has {len(buf) - end:,} bytes after its data.")
+    try:
+        if not len(buf) or not (0x80 <= buf[0] <= 0x8f or buf[0] in (0xde, 0xdf)):
+            raise ValueError("it does not start with a msgpack map")
+        end, _ = _walk(buf, 0, len(buf), MAX_ITEMS, 0)
+        if end != len(buf): raise ValueError(f"{len(buf) - end:,} bytes follow its data")
+    except ValueError as e: raise ValueError(f"{what} is not a msgpack checkpoint reaver_nb reads: {e}.") from None
 
-def check_checkpoint_file(path: str | Path):
-    "`check_msgpack` over the regular file `path`, mapped rather than read (a checkpoint may be large)."
-    with open_regular(path, MAX_CHECKPOINT_BYTES, 'Checkpoint') as f:
-        if not f.seek(0, 2): raise ValueError(f"Checkpoint {path} is empty.")
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m: check_msgpack(m, f'Checkpoint {path}')
+def check_checkpoint_file(path: str | Path, what: str | None = None):
+    "`check_msgpack` over the regular file `path` (named `what` in errors), mapped rather than read (it may be large)."
+    what = what or f'Checkpoint {path}'
+    with open_regular(path, MAX_CHECKPOINT_BYTES, what) as f:
+        if not f.seek(0, 2): raise ValueError(f"{what} is empty.")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m: check_msgpack(m, what)
 
 # %% ../../nbs/08_checkpoint.ipynb #c004c
 def _restore(target, state):
@@ -114,9 +116,9 @@ def read_checkpoint(path: str | Path) -> dict:
     """A checkpoint's contents as nested dicts of arrays (checked by `check_msgpack` first), for `load_checkpoint_part`
     to take several parts from one read."""
     data = read_regular(path, MAX_CHECKPOINT_BYTES, 'Checkpoint')
-    try:
-        check_msgpack(data, f'Checkpoint {path}')
-        return serialization.msgpack_restore(data)
+    try: check_msgpack(data, f'Checkpoint {path}')
+    except ValueError as e: raise ValueError(f"{e} Delete it to resume from the one before.") from None
+    try: return serialization.msgpack_restore(data)
     except Exception as e:
         raise ValueError(f"Checkpoint {path} cannot be read ({type(e).__name__}: {e}). Is it a reaver_nb checkpoint? "
                          "Delete it to resume from the one before.") from e

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 import gin
 from gin import config_parser
-from ..envs.registry import env_family
+from ..envs.registry import check_env, env_factory, env_family
 from ..models.nets import check_model_args, make_model
 from ..spec import check_ranges
 from .files import read_regular
@@ -312,9 +312,16 @@ def read_config(data: bytes, source: str = 'config.gin') -> str:
     text = '\n'.join(out) + '\n'
     with _gin_sandbox():      # the values as each configurable takes them (`check_bindings`), gin left as it was
         gin.clear_config(); gin.parse_config(text)
-        try: check_bindings()
-        except ConfigError as e: raise ConfigError(f"{source}: {e}") from None
+        try:
+            check_bindings()
+            env = RunSettings().env
+            if _known_env(env): env_factory(env)   # the env's own settings as a run binds them (make_kwargs' keys, ...)
+        except (ConfigError, ValueError) as e: raise ConfigError(f"{source}: {e}".split('\n')[0]) from None
     return text
+
+def _known_env(env_id) -> bool:
+    try: return bool(check_env(env_id))
+    except ValueError: return False      # an env this install does not have: `test` and `--resume` say so
 
 @contextlib.contextmanager
 def _gin_sandbox():
