@@ -5,27 +5,29 @@ agents; importing someone else's archive never unpickles or executes anything fr
 
 # %% ../nbs/22_archive.ipynb #c002
 from __future__ import annotations
-import hashlib, io, json, os, re, shutil, tarfile, tempfile, time, urllib.parse, urllib.request
+import gzip, hashlib, io, json, os, re, shutil, tarfile, tempfile, time, urllib.parse, urllib.request, zlib
 from pathlib import Path, PurePosixPath
-from .training.checkpoint import latest_checkpoint, read_checkpoint
+from .training.checkpoint import check_checkpoint_file, latest_checkpoint
 from .training.config import ConfigError, read_config
+from .training.files import UnsafePath, atomic_file, check_run_folder, open_regular, read_regular, short_path
 from .training.run import check_results_dir, check_run_id
 
 # %% auto #0
-__all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBERS', 'MAX_MEMBER_BYTES', 'MAX_TOTAL_BYTES', 'MAX_MANIFEST_BYTES', 'export_run',
-           'UnsafeArchive', 'unpack_checked', 'import_run', 'fetch_archive']
+__all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBERS', 'MAX_MEMBER_BYTES', 'MAX_TOTAL_BYTES', 'MAX_MANIFEST_BYTES', 'MAX_HEADER_BYTES',
+           'export_run', 'UnsafeArchive', 'unpack_checked', 'import_run', 'fetch_archive']
 
 # %% ../nbs/22_archive.ipynb #c004
 ARCHIVE_SUFFIX = '.reaver.tar.gz'
-# the kinds of file a run directory holds (anything else in an archive is refused)
-_ALLOWED = re.compile(r'^(config\.gin|train\.log|metrics\.jsonl|environment\.jsonl|seeds\.jsonl|evaluation\.json|'
+# the kinds of file a run directory holds (anything else in an archive is refused); matched whole (`fullmatch`)
+_ALLOWED = re.compile(r'(config\.gin|train\.log|metrics\.jsonl|environment\.jsonl|seeds\.jsonl|evaluation\.json|'
                       r'checkpoints/ckpt_\d+\.msgpack|videos/[\w.\-]+\.(gif|mp4)|plots/[\w.\-]+\.png|'
-                      r'tb/events\.out\.tfevents\.[\w.\-]+)$')
+                      r'tb/events\.out\.tfevents\.[\w.\-]+)', re.ASCII)
 # what an import accepts (a run directory holds tens of files of a few MB; raise these for a run that needs more)
 MAX_MEMBERS = 1000
 MAX_MEMBER_BYTES = 256 << 20       # per file
 MAX_TOTAL_BYTES = 1 << 30          # all files together
 MAX_MANIFEST_BYTES = 1 << 20
+MAX_HEADER_BYTES = 64 << 10        # a tar member's extended (PAX) or GNU long-name header; ours are under 1 KiB
 
 def _sha256(data: bytes) -> str: return hashlib.sha256(data).hexdigest()
 
@@ -41,7 +43,7 @@ def _run_files(run_dir: Path, all_checkpoints: bool) -> list[str]:
     out = []
     for p in sorted(run_dir.rglob('*')):
         rel = p.relative_to(run_dir).as_posix()
-        if not p.is_file() or p.is_symlink() or not _ALLOWED.match(rel): continue
+        if not p.is_file() or p.is_symlink() or not _ALLOWED.fullmatch(rel): continue
         if rel.startswith('checkpoints/') and not all_checkpoints and (latest is None or p.name != latest.name): continue
         out.append(rel)
     return out
@@ -49,11 +51,14 @@ def _run_files(run_dir: Path, all_checkpoints: bool) -> list[str]:
 # %% ../nbs/22_archive.ipynb #c006
 def export_run(run, results_dir: str | Path = 'results', out: str | Path | None = None,
                all_checkpoints: bool = False) -> Path:
-    """Pack a run directory (a path, or a run id under `results_dir`) into `<run-id>.reaver.tar.gz` (or `out`);
-    written atomically. Carries the latest checkpoint only, unless `all_checkpoints`."""
+    """Pack a run directory (a path, or a run id under `results_dir`) into `<run-id>.reaver.tar.gz` (or `out`, a new
+    file or a regular file to replace); written atomically. Carries the latest checkpoint only, unless
+    `all_checkpoints`."""
     run_dir = Path(run) if Path(run).is_dir() else Path(results_dir) / str(run)
     if not (run_dir / 'config.gin').exists():
-        raise FileNotFoundError(f"{run_dir} is not a run directory (no config.gin): check the run id and --results-dir.")
+        raise FileNotFoundError(f"{short_path(run_dir)} is not a run directory (no config.gin): check the run id and "
+                                "--results-dir.")
+    check_run_folder(run_dir)
     if latest_checkpoint(run_dir / 'checkpoints') is None:
         raise FileNotFoundError(f"Run {run_dir.name!r} has no checkpoint yet: train it (or let it save one) first.")
     files = _run_files(run_dir, all_checkpoints)
@@ -68,63 +73,139 @@ def export_run(run, results_dir: str | Path = 'results', out: str | Path | None 
                          "--all-checkpoints, or delete old videos.")
     manifest = dict(format='reaver_nb run archive', version=2, run_id=name, created=time.strftime('%Y-%m-%d %H:%M:%S'),
                     files={rel: dict(bytes=n, sha256=h) for rel, (n, h) in listed.items()})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f'.{out.name}.', suffix='.tmp')
-    os.close(fd)
-    try:
-        with tarfile.open(tmp, 'w:gz') as tar:
-            _add(tar, f'{name}/MANIFEST.json', json.dumps(manifest, indent=1).encode())
-            for rel in files:
-                data = (run_dir / rel).read_bytes()
-                if _sha256(data) != manifest['files'][rel]['sha256']:
-                    raise ValueError(f"{run_dir / rel} changed while it was exported; stop the run (or wait for it to "
-                                     "end) and export again.")
-                _add(tar, f'{name}/{rel}', data)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
+    with atomic_file(out, '--out') as f, tarfile.open(fileobj=f, mode='w:gz') as tar:
+        _add(tar, f'{name}/MANIFEST.json', json.dumps(manifest, indent=1).encode())
+        for rel in files:
+            data = (run_dir / rel).read_bytes()
+            if _sha256(data) != manifest['files'][rel]['sha256']:
+                raise ValueError(f"{run_dir / rel} changed while it was exported; stop the run (or wait for it to "
+                                 "end) and export again.")
+            _add(tar, f'{name}/{rel}', data)
     return out
 
 def _add(tar, arcname, data: bytes):
     info = tarfile.TarInfo(arcname); info.size = len(data); info.mode = 0o644; info.mtime = int(time.time())
     tar.addfile(info, io.BytesIO(data))
 
-# %% ../nbs/22_archive.ipynb #c008
+# %% ../nbs/22_archive.ipynb #c007a
 class UnsafeArchive(ValueError):
     "An archive that is not what `reaver export` makes (refused before anything lands in the results directory)."
 
-def _member(m: tarfile.TarInfo) -> tuple[str, str]:
+def _shown(name) -> str:
+    "A member name for a one-line message: escaped, and shortened when long."
+    return short_path(name.decode('utf-8', 'backslashreplace') if isinstance(name, bytes) else name, 100)
+
+def _number(field: bytes, what: str) -> int:
+    "A tar header's octal number (or GNU base-256 for large values)."
+    if field[:1] == b'\x80': return int.from_bytes(field[1:], 'big')
+    digits = field.split(b'\x00', 1)[0].strip(b' ')
+    if digits.strip(b'01234567'): raise UnsafeArchive(f"A tar header's {what} is not a number: not a tar archive.")
+    return int(digits or b'0', 8)
+
+def _pax(data: bytes) -> dict:
+    "The records `LEN key=value\\n` of a PAX header, in one pass."
+    out, pos = {}, 0
+    while pos < len(data):
+        sp = data.find(b' ', pos, pos + 20)
+        if sp < 0 or not data[pos:sp].isdigit(): raise UnsafeArchive("A PAX header is malformed: not a tar archive.")
+        end = pos + int(data[pos:sp])
+        if end <= sp or end > len(data) or data[end - 1:end] != b'\n' or b'=' not in data[sp + 1:end]:
+            raise UnsafeArchive("A PAX header is malformed: not a tar archive.")
+        key, _, value = data[sp + 1:end - 1].partition(b'=')
+        out[key.decode('utf-8', 'replace')] = value
+        pos = end
+    return out
+
+class _Tar:
+    "The members of an uncompressed tar stream, read with every header size capped; `next()`: (name, type, size)."
+    def __init__(self, f): self.f, self.left, self.pad = f, 0, 0
+
+    def _read(self, n: int) -> bytes:
+        data = self.f.read(n)
+        if len(data) != n: raise UnsafeArchive("The archive ends in the middle of a member: it is truncated.")
+        return data
+
+    def _skip(self):
+        "Skip what the last member's reader left, and its padding to the next 512-byte block."
+        n = self.left + self.pad
+        while n: n -= len(self._read(min(n, 1 << 20)))
+        self.left = self.pad = 0
+
+    def read(self, n: int) -> bytes:
+        "Up to `n` bytes of the current member's data."
+        data = self._read(min(n, self.left)); self.left -= len(data)
+        return data
+
+    def next(self) -> tuple[str, bytes, int] | None:
+        self._skip()
+        pending = {}
+        while True:
+            block = self.f.read(512)
+            if not block or block == b'\x00' * 512: return None           # the end-of-archive marker (or none)
+            if len(block) != 512: raise UnsafeArchive("The archive ends inside a header: it is truncated.")
+            stored = _number(block[148:156], 'checksum')
+            if stored not in (sum(block[:148]) + 256 + sum(block[156:]),
+                              sum(b - 256 * (b > 127) for b in block[:148] + block[156:]) + 256):
+                raise UnsafeArchive("A tar header's checksum is wrong: not a tar archive (or a damaged one).")
+            kind, size = block[156:157], _number(block[124:136], 'size')
+            name = block[:100].split(b'\x00', 1)[0]
+            if block[257:262] == b'ustar' and (prefix := block[345:500].split(b'\x00', 1)[0]): name = prefix + b'/' + name
+            if kind in (b'x', b'g', b'L', b'K'):                              # headers of the next member
+                if size > MAX_HEADER_BYTES:
+                    raise UnsafeArchive(f"A tar header holds {size:,} bytes of names or attributes (at most "
+                                        f"{MAX_HEADER_BYTES:,}): not an archive `reaver export` makes.")
+                self.left, self.pad = size, -size % 512
+                data = self.read(size); self._skip()
+                if kind == b'x': pending.update(_pax(data))
+                elif kind == b'L': pending['path'] = data.split(b'\x00', 1)[0]
+                continue
+            if any(k.startswith('GNU.sparse') for k in pending): kind = b'S'
+            name = pending.get('path', name)
+            if 'size' in pending:
+                if not pending['size'].isdigit(): raise UnsafeArchive("A PAX size is not a number: not a tar archive.")
+                size = int(pending['size'])
+            self.left = size if kind in (b'0', b'\x00', b'7') else 0
+            self.pad = -self.left % 512
+            try: return name.decode('utf-8'), kind, size
+            except UnicodeDecodeError: raise UnsafeArchive(f"Member {_shown(name)} is not named in UTF-8.") from None
+
+# %% ../nbs/22_archive.ipynb #c008
+def _member(name: str, kind: bytes) -> tuple[str, str]:
     "The run folder and the path inside it of an archive member, or `UnsafeArchive`."
-    name = m.name
     p = PurePosixPath(name)
     if not name or p.is_absolute() or name.startswith(('/', '\\')) or '..' in p.parts or '\\' in name \
             or '\x00' in name or ':' in p.parts[0] or len(p.parts) > 8:
-        raise UnsafeArchive(f"Member {name!r} would land outside the run folder; refusing the archive.")
-    if not (m.isreg() or m.isdir()) or m.issparse():
-        raise UnsafeArchive(f"Member {name!r} is a link or special file; run archives hold only regular files.")
+        raise UnsafeArchive(f"Member {_shown(name)} would land outside the run folder; refusing the archive.")
+    if kind not in (b'0', b'\x00', b'7', b'5'):
+        raise UnsafeArchive(f"Member {_shown(name)} is a link or special file; run archives hold only regular files.")
     if not re.fullmatch(r'[\w.\-]{1,200}', p.parts[0], re.ASCII) or set(p.parts[0]) == {'.'}:
-        raise UnsafeArchive(f"Run folder name {p.parts[0]!r} is not a plain name.")
+        raise UnsafeArchive(f"Run folder name {_shown(p.parts[0])} is not a plain name.")
     return p.parts[0], PurePosixPath(*p.parts[1:]).as_posix() if len(p.parts) > 1 else ''
 
 def _read_manifest(data: bytes) -> dict:
     "{path: (bytes, sha256)} of a manifest, or `UnsafeArchive`."
+    def no_constant(c): raise ValueError(c)
     try:
-        files = json.loads(data)['files']
-        out = {str(k): (int(v['bytes']), str(v['sha256']).lower()) for k, v in files.items()}
-    except (ValueError, KeyError, TypeError, AttributeError):
+        out = {}
+        for k, v in json.loads(data, parse_constant=no_constant)['files'].items():
+            n, h = v['bytes'], v['sha256']
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0 \
+                    or not isinstance(h, str) or not re.fullmatch(r'[0-9a-fA-F]{64}', h):
+                raise ValueError(k)
+            out[k] = (n, h.lower())
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, OverflowError):
         raise UnsafeArchive("MANIFEST.json is not a reaver_nb manifest (JSON with a size and SHA-256 per file).") from None
     if len(out) > MAX_MEMBERS: raise UnsafeArchive(f"MANIFEST.json lists {len(out):,} files; at most {MAX_MEMBERS:,}.")
     return out
 
-def _copy_hashed(src, dst: Path, size: int) -> str:
-    "Copy `size` bytes from the member stream `src` to `dst` in chunks; their SHA-256."
+def _copy_hashed(src: _Tar, dst: Path, size: int) -> str:
+    "Copy `size` bytes of the current member of `src` to `dst` in chunks; their SHA-256."
     h = hashlib.sha256()
     dst.parent.mkdir(parents=True, exist_ok=True)
-    with open(dst, 'wb') as f:
+    with open(dst, 'xb') as f:
         left = size
         while left:
             chunk = src.read(min(left, 1 << 20))
-            if not chunk: raise UnsafeArchive(f"{dst.name} ends early: the archive is truncated.")
             h.update(chunk); f.write(chunk); left -= len(chunk)
     return h.hexdigest()
 
@@ -135,54 +216,65 @@ def _check_against(manifest: dict, rel: str, size: int, sha: str | None = None):
     if sha is not None and manifest[rel][1] != sha:
         raise UnsafeArchive(f"{rel}: SHA-256 differs from MANIFEST.json (the archive is damaged or was altered).")
 
-def unpack_checked(archive: Path, stage: Path) -> str:
-    """Stream `archive` into the folder `stage`, checking every member as it comes; returns the run id. Raises
-    `UnsafeArchive` at the first member that fails (the caller removes `stage`)."""
+# %% ../nbs/22_archive.ipynb #c008c
+def _members(tar: _Tar, stage: Path) -> tuple[str | None, dict | None, dict]:
+    "Stream the members of `tar` into `stage`, each checked before its bytes are read: (run id, manifest, files)."
     run_id, manifest, seen, total, count = None, None, {}, 0, 0
+    while (m := tar.next()) is not None:
+        name, kind, size = m
+        count += 1
+        if count > MAX_MEMBERS: raise UnsafeArchive(f"The archive holds more than {MAX_MEMBERS:,} members.")
+        top, rel = _member(name, kind)
+        if run_id is None: run_id = top
+        elif top != run_id:
+            raise UnsafeArchive(f"A run archive holds one folder; this one holds {_shown(run_id)} and {_shown(top)}.")
+        if kind == b'5': continue
+        if rel in seen or (rel == 'MANIFEST.json' and manifest is not None):
+            raise UnsafeArchive(f"Member {_shown(name)} appears twice; refusing the archive.")
+        if rel == 'MANIFEST.json':
+            if size > MAX_MANIFEST_BYTES: raise UnsafeArchive(f"MANIFEST.json is {size:,} bytes, over the limit.")
+            manifest = _read_manifest(tar.read(size))
+            for r, (n, h) in seen.items(): _check_against(manifest, r, n, h)   # members before it
+            continue
+        if not _ALLOWED.fullmatch(rel):
+            raise UnsafeArchive(f"Member {_shown(name)} is not a file a run directory holds (config, logs, metrics, "
+                                "evaluation, msgpack checkpoints, videos, plots, TensorBoard events).")
+        if size > MAX_MEMBER_BYTES:
+            raise UnsafeArchive(f"Member {_shown(name)} is {size:,} bytes, over the limit of {MAX_MEMBER_BYTES:,}.")
+        total += size
+        if total > MAX_TOTAL_BYTES: raise UnsafeArchive(f"The archive unpacks to more than {MAX_TOTAL_BYTES:,} bytes; refusing it.")
+        if manifest is not None: _check_against(manifest, rel, size)  # before a byte of it is read
+        seen[rel] = (size, _copy_hashed(tar, stage / rel, size))
+        if manifest is not None: _check_against(manifest, rel, *seen[rel])
+    return run_id, manifest, seen
+
+def unpack_checked(archive: Path, stage: Path) -> str:
+    """Stream `archive` (a .tar.gz, or a plain .tar) into the folder `stage`, checking every member as it comes;
+    returns the run id. Raises `UnsafeArchive` at the first member that fails (the caller removes `stage`)."""
     try:
-        with tarfile.open(archive, 'r|*') as tar:    # a stream: each member once, in order
-            for m in tar:
-                count += 1
-                if count > MAX_MEMBERS: raise UnsafeArchive(f"The archive holds more than {MAX_MEMBERS:,} members.")
-                top, rel = _member(m)
-                if run_id is None: run_id = top
-                elif top != run_id: raise UnsafeArchive(f"A run archive holds one folder; this one holds {run_id!r} and {top!r}.")
-                if m.isdir(): continue
-                if rel in seen or (rel == 'MANIFEST.json' and manifest is not None):
-                    raise UnsafeArchive(f"Member {m.name!r} appears twice; refusing the archive.")
-                if rel == 'MANIFEST.json':
-                    if m.size > MAX_MANIFEST_BYTES: raise UnsafeArchive(f"MANIFEST.json is {m.size:,} bytes, over the limit.")
-                    manifest = _read_manifest(tar.extractfile(m).read())
-                    for r, (n, h) in seen.items(): _check_against(manifest, r, n, h)   # members before it
-                    continue
-                if not _ALLOWED.match(rel):
-                    raise UnsafeArchive(f"Member {m.name!r} is not a file a run directory holds (config, logs, metrics, "
-                                        "evaluation, msgpack checkpoints, videos, plots, TensorBoard events).")
-                if m.size > MAX_MEMBER_BYTES:
-                    raise UnsafeArchive(f"Member {m.name!r} is {m.size:,} bytes, over the limit of {MAX_MEMBER_BYTES:,}.")
-                total += m.size
-                if total > MAX_TOTAL_BYTES:
-                    raise UnsafeArchive(f"The archive unpacks to more than {MAX_TOTAL_BYTES:,} bytes; refusing it.")
-                if manifest is not None: _check_against(manifest, rel, m.size)  # before a byte of it is read
-                seen[rel] = (m.size, _copy_hashed(tar.extractfile(m), stage / rel, m.size))
-                if manifest is not None: _check_against(manifest, rel, *seen[rel])
-    except (tarfile.TarError, EOFError, OSError, ValueError) as e:
-        if isinstance(e, UnsafeArchive): raise
-        raise UnsafeArchive(f"{archive} is not a readable .tar.gz run archive ({type(e).__name__}: {e}).") from None
+        with open_regular(archive, None, 'The archive') as raw:
+            head = raw.read(512); raw.seek(0)
+            if head[:2] != b'\x1f\x8b' and head[257:262] != b'ustar': raise ValueError('neither gzip nor tar')
+            f = gzip.GzipFile(fileobj=raw) if head[:2] == b'\x1f\x8b' else raw
+            run_id, manifest, seen = _members(_Tar(f), stage)
+    except UnsafeArchive: raise
+    except (OSError, EOFError, zlib.error, ValueError) as e:   # gzip's errors on a damaged or foreign file
+        raise UnsafeArchive(f"{short_path(archive)} is not a readable .tar.gz run archive ({type(e).__name__}: "
+                            f"{short_path(e, 200)}).") from None
     if run_id is None: raise UnsafeArchive("The archive is empty.")
     if manifest is None: raise UnsafeArchive("The archive has no MANIFEST.json: not made by `reaver export`.")
     if set(manifest) != set(seen):
-        raise UnsafeArchive(f"MANIFEST.json and the archive disagree: {sorted(set(manifest) ^ set(seen))}.")
+        raise UnsafeArchive(f"MANIFEST.json and the archive disagree: {_shown(str(sorted(set(manifest) ^ set(seen))))}.")
     if 'config.gin' not in seen: raise UnsafeArchive("The archive has no config.gin.")
     ckpts = [r for r in seen if r.startswith('checkpoints/')]
     if not ckpts: raise UnsafeArchive("The archive has no checkpoint.")
-    for r in ckpts:   # msgpack only: anything else (a pickle) fails to parse here and is never loaded
-        try: read_checkpoint(stage / r)
-        except ValueError: raise UnsafeArchive(f"{r} is not a msgpack checkpoint; refusing the archive.") from None
+    for r in ckpts:   # msgpack only, walked without decoding: anything else (a pickle) is refused and never loaded
+        try: check_checkpoint_file(stage / r, r)
+        except ValueError as e: raise UnsafeArchive(str(e)) from None
     try: text = read_config((stage / 'config.gin').read_bytes(), 'config.gin')
     except ConfigError as e: raise UnsafeArchive(f"The archive's {e}") from None
     # the run keeps the bindings as the strict reader read them: the only text gin will parse
-    (stage / 'config.gin').write_text(f"# imported from {Path(archive).name} on {time.strftime('%Y-%m-%d %H:%M:%S')}; "
+    (stage / 'config.gin').write_text(f"# imported from {_shown(Path(archive).name)} on {time.strftime('%Y-%m-%d %H:%M:%S')}; "
                                       "the bindings as reaver_nb's strict reader read them\n" + text)
     return run_id
 
@@ -190,7 +282,7 @@ def import_run(archive: str | Path, results_dir: str | Path = 'results', run_id:
                force: bool = False) -> Path:
     "Unpack a run archive into `results_dir/<run-id>` (or `run_id`); returns the run directory."
     archive = Path(archive)
-    if not archive.is_file(): raise FileNotFoundError(f"No archive {archive}: check the path.")
+    if not archive.exists(): raise FileNotFoundError(f"No archive {short_path(archive)}: check the path.")
     if run_id is not None: check_run_id(run_id)
     results_dir = check_results_dir(results_dir)
     stage = Path(tempfile.mkdtemp(prefix='reaver_import_'))
@@ -198,8 +290,10 @@ def import_run(archive: str | Path, results_dir: str | Path = 'results', run_id:
         name = unpack_checked(archive, stage)
         run_id = run_id or name
         target = results_dir / run_id
-        if target.exists() and not force:
-            raise FileExistsError(f"{target} exists; import under another --run-id, or pass --force to replace it.")
+        if os.path.lexists(target):
+            if not force:
+                raise FileExistsError(f"{target} exists; import under another --run-id, or pass --force to replace it.")
+            check_run_folder(target, 'The run folder --force would replace')   # never a file or a link
         results_dir.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=results_dir, prefix=f'.{run_id}.import.'))
         try:
@@ -212,30 +306,39 @@ def import_run(archive: str | Path, results_dir: str | Path = 'results', run_id:
     return target
 
 # %% ../nbs/22_archive.ipynb #c008b
-def fetch_archive(url: str, folder: str | Path = 'archives', allow_http: bool = False) -> Path:
-    "Download the archive at `url` (https) into `folder` once; a local path is returned as it is."
+class _SameScheme(urllib.request.HTTPRedirectHandler):
+    "Follows a redirect only to the scheme the download started with (https), refusing before it connects."
+    def __init__(self, scheme: str): super().__init__(); self.scheme = scheme
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if urllib.parse.urlparse(urllib.parse.urljoin(req.full_url, newurl)).scheme != self.scheme:
+            raise ValueError(f"{short_path(req.full_url)} redirected to {short_path(newurl)}, another scheme; refusing it.")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+def fetch_archive(url: str, folder: str | Path = 'archives', allow_http: bool = False, sha256: str | None = None) -> Path:
+    """Download the archive at `url` (https) into `folder` once per URL; a local path is returned as it is. A cached
+    copy is used again only while its SHA-256 is the one recorded when it was fetched (and `sha256`, when given)."""
     if '://' not in url: return Path(url)
     u = urllib.parse.urlparse(url)
     if u.scheme != 'https' and not (allow_http and u.scheme == 'http'):
-        raise ValueError(f"{url}: archives are fetched over https only; use an https:// address (or download the file "
-                         "yourself and give its path).")
+        raise ValueError(f"{short_path(url)}: archives are fetched over https only; use an https:// address (or "
+                         "download the file yourself and give its path).")
     name = PurePosixPath(urllib.parse.unquote(u.path)).name
     if not re.fullmatch(r'[\w.\-]{1,200}', name, re.ASCII) or set(name) == {'.'}:
-        raise ValueError(f"{url}: the address does not end in a plain file name (like run.reaver.tar.gz).")
-    dest = Path(folder) / name
-    if dest.exists(): return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f'.{name}.', suffix='.part')
-    try:
-        with os.fdopen(fd, 'wb') as f, urllib.request.urlopen(url, timeout=60) as r:
-            if urllib.parse.urlparse(r.geturl()).scheme != u.scheme:
-                raise ValueError(f"{url} redirected to {r.geturl()}, another scheme; refusing it.")
-            n = 0
-            while chunk := r.read(1 << 20):
-                n += len(chunk)
-                if n > MAX_TOTAL_BYTES: raise ValueError(f"{url} is larger than {MAX_TOTAL_BYTES:,} bytes; not a run archive.")
-                f.write(chunk)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
+        raise ValueError(f"{short_path(url)}: the address does not end in a plain file name (like run.reaver.tar.gz).")
+    dest = Path(folder) / hashlib.sha256(url.encode()).hexdigest()[:16] / name    # keyed by the whole URL
+    record = dest.with_name(f'.{name}.sha256')
+    if dest.exists() and record.exists():
+        have = read_regular(record, 64, 'The cache record').decode('ascii', 'replace')
+        if _file_sha256(dest)[1] == have and sha256 in (None, have): return dest
+        dest.unlink(); record.unlink()                 # changed since it was fetched, or not the file asked for
+    h, n = hashlib.sha256(), 0
+    opener = urllib.request.build_opener(_SameScheme(u.scheme))
+    with atomic_file(dest, 'The download') as f, opener.open(url, timeout=60) as r:
+        while chunk := r.read(1 << 20):
+            n += len(chunk)
+            if n > MAX_TOTAL_BYTES: raise ValueError(f"{short_path(url)} is larger than {MAX_TOTAL_BYTES:,} bytes; not a run archive.")
+            f.write(chunk); h.update(chunk)
+        if sha256 is not None and h.hexdigest() != sha256.lower():
+            raise ValueError(f"{short_path(url)}: its SHA-256 is {h.hexdigest()}, not the {sha256} asked for; not kept.")
+    with atomic_file(record, 'The cache record') as f: f.write(h.hexdigest().encode())
     return dest

@@ -6,7 +6,7 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, shlex, shutil, signal, sys
+import argparse, shlex, shutil, signal, sys, threading
 from pathlib import Path
 from .training.config import ConfigError
 
@@ -115,10 +115,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/11_cli.ipynb #c004cx
-def _one_line(err) -> str:
-    "An error's message on one line, without the context lines gin appends ('In call to configurable ...')."
+def _one_line(err, limit: int = 400) -> str:
+    """An error's message on one line, without the context lines gin appends ('In call to configurable ...'), control
+    characters escaped and the middle of a very long one left out (a path or a member name can be megabytes)."""
     lines = [l.strip() for l in str(err).splitlines()]
-    return ' '.join(l for l in lines if l and not l.startswith(('In call to configurable', 'In file', 'In bindings string')))
+    s = ' '.join(l for l in lines if l and not l.startswith(('In call to configurable', 'In file', 'In bindings string')))
+    s = ''.join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in s)
+    return s if len(s) <= limit else f"{s[:limit // 2]} ... {s[-limit // 2:]}"
+
+def _terminated(signum, frame):
+    "SIGTERM as an exit that runs every `finally`: an import or export stopped by a kill leaves no temporary files."
+    raise SystemExit(128 + signum)
+
 
 # modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
 _EXTRAS = dict(ray='ray', matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
@@ -163,61 +171,75 @@ def main(argv=None) -> int:
     if a.command == 'doctor':
         from reaver_nb.sc2.launch import doctor
         return 0 if all(ok for ok, _ in doctor(a.sc2path).values()) else 1
+    for flag in ('results_dir', 'out'):
+        if (v := getattr(a, flag, None)) is not None and not v.strip():
+            p.exit(2, f"reaver {a.command}: error: --{flag.replace('_', '-')} '' names no path; give one (see "
+                      f"`reaver {a.command} --help`)\n")
+    restore = None     # a kill of a command that writes files ends through its `finally`s (train keeps its own ways)
+    if a.command != 'train' and threading.current_thread() is threading.main_thread():
+        restore = signal.signal(signal.SIGTERM, _terminated)
     try:
-        if a.command == 'compare':
-            from reaver_nb.results import MINIGAMES, compare
-            table = compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None)
-            print(table.text(shutil.get_terminal_size().columns) if sys.stdout.isatty() else table)
-        elif a.command == 'plot':
-            from reaver_nb.results import save_plots, find_runs
-            from reaver_nb.ui.dashboard import plot_run
-            for d in find_runs(a.runs or None, a.results_dir, 'metrics.jsonl'):
-                plot_run(d); print(f"{d / 'plots' / 'training.png'}")
-            for path in save_plots(a.runs or None, a.out, a.results_dir, normalize=a.normalize): print(path)
-        elif a.command == 'export':
-            from reaver_nb.archive import export_run
-            print(f"Exported {a.run} to {export_run(a.run, a.results_dir, a.out, a.all_checkpoints)}")
-        elif a.command == 'import':
-            from reaver_nb.archive import import_run
-            print(f"Imported {a.archive} as {import_run(a.archive, a.results_dir, a.run_id, a.force)}")
-        elif a.command == 'train':
-            from reaver_nb.training.run import train
-            # a shell starts background jobs (`reaver train ... &` in a script) with SIGINT ignored, and Python then
-            # never raises KeyboardInterrupt: restore it, so `kill -INT` still stops the run with a checkpoint
-            if signal.getsignal(signal.SIGINT) is signal.SIG_IGN: signal.signal(signal.SIGINT, signal.default_int_handler)
-            from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
-            fleet = [f"RaySettings.{k} = {v!r}" for k, v in (('actors', a.actors), ('envs_per_actor', a.envs_per_actor),
-                                                               ('address', a.ray_address)) if v is not None]
-            out = train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds,
-                        run_id=a.run_id, resume=a.resume, force=a.force, initialize_from=a.initialize_from,
-                        results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param + fleet, device=a.device,
-                        verbose=not a.quiet, callbacks=[] if a.quiet or a.dry_run else run_callbacks(dashboard=False),
-                        dry_run=a.dry_run, backend=a.backend)
-            if a.dry_run:
-                print(f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
-                      f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
-                      "written)")
-            elif not a.quiet: print(_next_steps(out, a.results_dir))
-        else:
-            from reaver_nb.training.run import test
-            run, results_dir = a.run, a.results_dir
-            if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
-            test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,
-                 n_envs=a.n_envs, seed=a.seed, device=a.device)
-    except (ValueError, FileExistsError, FileNotFoundError, ConfigError, ConnectionError) as err:
-        print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
-    except ModuleNotFoundError as err:   # an optional extra is missing: name the pip command that brings it
-        extra = _EXTRAS.get((err.name or '').split('.')[0])
-        if extra is None: raise
-        print(f"reaver {a.command}: error: this needs {err.name}, which the base install leaves out: "
-              f"pip install 'reaver_nb[{extra}]'", file=sys.stderr); return 2
-    except FloatingPointError as err:
-        print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
-    except KeyboardInterrupt:
-        print(f"reaver {a.command}: interrupted.", file=sys.stderr); return 130
-    except Exception as err:   # gymnasium's own "pygame is not installed, run pip install ..." (not an ImportError)
-        if type(err).__name__ == 'FleetError':   # Ray actors that kept dying: the run stopped, its checkpoint intact
+        try:
+            if a.command == 'compare':
+                from reaver_nb.results import MINIGAMES, compare
+                table = compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None)
+                print(table.text(shutil.get_terminal_size().columns) if sys.stdout.isatty() else table)
+            elif a.command == 'plot':
+                from reaver_nb.results import save_plots, find_runs
+                from reaver_nb.ui.dashboard import plot_run
+                for d in find_runs(a.runs or None, a.results_dir, 'metrics.jsonl'):
+                    plot_run(d); print(f"{d / 'plots' / 'training.png'}")
+                for path in save_plots(a.runs or None, a.out, a.results_dir, normalize=a.normalize): print(path)
+            elif a.command == 'export':
+                from reaver_nb.archive import export_run
+                print(f"Exported {a.run} to {export_run(a.run, a.results_dir, a.out, a.all_checkpoints)}")
+            elif a.command == 'import':
+                from reaver_nb.archive import import_run
+                print(f"Imported {a.archive} as {import_run(a.archive, a.results_dir, a.run_id, a.force)}")
+            elif a.command == 'train':
+                from reaver_nb.training.run import train
+                # a shell starts background jobs (`reaver train ... &` in a script) with SIGINT ignored, and Python then
+                # never raises KeyboardInterrupt: restore it, so `kill -INT` still stops the run with a checkpoint
+                if signal.getsignal(signal.SIGINT) is signal.SIG_IGN: signal.signal(signal.SIGINT, signal.default_int_handler)
+                from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
+                fleet = [f"RaySettings.{k} = {v!r}" for k, v in (('actors', a.actors), ('envs_per_actor', a.envs_per_actor),
+                                                                   ('address', a.ray_address)) if v is not None]
+                out = train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds,
+                            run_id=a.run_id, resume=a.resume, force=a.force, initialize_from=a.initialize_from,
+                            results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param + fleet, device=a.device,
+                            verbose=not a.quiet, callbacks=[] if a.quiet or a.dry_run else run_callbacks(dashboard=False),
+                            dry_run=a.dry_run, backend=a.backend)
+                if a.dry_run:
+                    print(f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
+                          f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
+                          "written)")
+                elif not a.quiet: print(_next_steps(out, a.results_dir))
+            else:
+                from reaver_nb.training.run import test
+                run, results_dir = a.run, a.results_dir
+                if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
+                test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,
+                     n_envs=a.n_envs, seed=a.seed, device=a.device)
+        except (ValueError, OSError, ConfigError) as err:   # OSError: FileExistsError, a path too long, ...
+            print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
+        except ModuleNotFoundError as err:   # an optional extra is missing: name the pip command that brings it
+            extra = _EXTRAS.get((err.name or '').split('.')[0])
+            if extra is None: raise
+            print(f"reaver {a.command}: error: this needs {err.name}, which the base install leaves out: "
+                  f"pip install 'reaver_nb[{extra}]'", file=sys.stderr); return 2
+        except FloatingPointError as err:
             print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
-        if type(err).__name__ != 'DependencyNotInstalled': raise
-        print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
-    return 0
+        except KeyboardInterrupt:
+            print(f"reaver {a.command}: interrupted.", file=sys.stderr); return 130
+        except Exception as err:   # gymnasium's own "pygame is not installed, run pip install ..." (not an ImportError)
+            if type(err).__name__ == 'FleetError':   # Ray actors that kept dying: the run stopped, its checkpoint intact
+                print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
+            if type(err).__name__ == 'EnvWorkerError':   # an env that cannot start or keeps failing: its error, short
+                lines = [l.strip() for l in str(err).splitlines() if l.strip()]
+                print(f"reaver {a.command}: error: {_one_line(' ... '.join(dict.fromkeys([lines[0], lines[-1]])))}",
+                      file=sys.stderr); return 2
+            if type(err).__name__ != 'DependencyNotInstalled': raise
+            print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
+        return 0
+    finally:
+        if restore is not None: signal.signal(signal.SIGTERM, restore)

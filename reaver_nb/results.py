@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from .sc2.installer import MINI_GAMES
+from .training.files import atomic_file, check_run_folder, read_jsonl, read_regular, short_path
 
 # %% auto #0
-__all__ = ['SOURCES', 'MINIGAMES', 'published_table', 'map_name', 'load_evaluation', 'verdict', 'Table', 'Comparison', 'compare',
-           'new_figure', 'find_runs', 'Curves', 'learning_curves', 'bootstrap_ci', 'plot_learning_curves',
-           'aggregate_iqm', 'aggregate_mean', 'aggregate_median', 'aggregate_optimality_gap', 'Aggregates',
-           'stratified_bootstrap_ci', 'aggregate_scores', 'plot_aggregates', 'save_plots']
+__all__ = ['SOURCES', 'MAX_EVALUATION_BYTES', 'MINIGAMES', 'published_table', 'map_name', 'check_evaluation', 'load_evaluation',
+           'verdict', 'Table', 'Comparison', 'compare', 'new_figure', 'find_runs', 'Curves', 'learning_curves',
+           'bootstrap_ci', 'plot_learning_curves', 'aggregate_iqm', 'aggregate_mean', 'aggregate_median',
+           'aggregate_optimality_gap', 'Aggregates', 'stratified_bootstrap_ci', 'aggregate_scores', 'plot_aggregates',
+           'save_plots']
 
 # %% ../nbs/21_results.ipynb #c005
 SOURCES = {'reaver': 'Reaver', 'sc2le': 'SC2LE', 'redrl': 'ReDRL', 'human_gm': 'GrandMaster'}
@@ -39,19 +41,40 @@ def map_name(env_id: str) -> str:
     return env_id.split(':', 1)[1] if ':' in env_id else env_id
 
 # %% ../nbs/21_results.ipynb #c008
+MAX_EVALUATION_BYTES = 64 << 20   # an evaluation.json (100 episodes: a few KB; a million: about 20 MB)
+
+def _finite(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+def check_evaluation(ev, source) -> dict:
+    "`ev` when it has the fields `compare` and the plots read, of the right types; else a ValueError naming the first."
+    def bad(why): raise ValueError(f"{short_path(source)} is not an evaluation written by `reaver test`: {why}.")
+    if not isinstance(ev, dict): bad('not a JSON object')
+    missing = [k for k in ('env', 'returns') if k not in ev]
+    if missing: bad(f"it lacks {missing}")
+    if not isinstance(ev['env'], str) or not 0 < len(ev['env']) <= 200: bad('env is not an env id')
+    if not isinstance(ev.get('agent'), (str, type(None))): bad('agent is not a name')
+    r = ev['returns']
+    if not isinstance(r, list) or not r or not all(map(_finite, r)): bad('returns is not a list of finite numbers')
+    for k in ('train_seeds', 'per_seed_mean'):
+        if k in ev and (not isinstance(ev[k], list) or not all(map(_finite, ev[k]))): bad(f"{k} is not a list of numbers")
+    for k in ('frames', 'episodes'):
+        if k in ev and not _finite(ev[k]): bad(f"{k} is not a number")
+    return ev
+
 def load_evaluation(run, results_dir: str | Path = 'results') -> dict:
-    "An evaluation dict from a dict, an `evaluation.json`, a run directory, or a run id under `results_dir`."
-    if isinstance(run, dict): return run
+    """An evaluation dict from a dict, an `evaluation.json`, a run directory, or a run id under `results_dir`; read as
+    data from elsewhere (a regular file of bounded size, its fields checked by `check_evaluation`)."""
+    if isinstance(run, dict): return check_evaluation(run, 'The evaluation')
     p = Path(run)
     if not p.exists(): p = Path(results_dir) / str(run)
-    if p.is_dir(): p = p / 'evaluation.json'
+    if p.is_dir(): p = check_run_folder(p) / 'evaluation.json'
     if not p.exists():
-        raise FileNotFoundError(f"No evaluation for {str(run)!r} ({p} does not exist). Run `reaver test --run-id "
-                                f"{Path(str(run)).name}` first; it writes evaluation.json into the run directory.")
-    ev = json.loads(p.read_text())
-    missing = [k for k in ('env', 'returns') if k not in ev]
-    if missing: raise ValueError(f"{p} is not an evaluation written by `reaver test`: it lacks {missing}.")
-    return ev
+        raise FileNotFoundError(f"No evaluation for {short_path(run)} ({short_path(p)} does not exist). Run `reaver test "
+                                f"--run-id {short_path(Path(str(run)).name)}` first; it writes evaluation.json into the run "
+                                "directory.")
+    try: ev = json.loads(read_regular(p, MAX_EVALUATION_BYTES, 'evaluation.json'))
+    except (ValueError, RecursionError) as e: raise ValueError(f"{short_path(p)} is not JSON ({short_path(e, 100)}).") from None
+    return check_evaluation(ev, p)
 
 # %% ../nbs/21_results.ipynb #c010
 def verdict(mean: float, std: float, n: int, published: dict, simulated: bool = False) -> str:
@@ -69,6 +92,11 @@ def verdict(mean: float, std: float, n: int, published: dict, simulated: bool = 
     return v
 
 # %% ../nbs/21_results.ipynb #c013
+def _printable(v, n: int = 120) -> str:
+    "A cell as text: control and format characters escaped (an imported run's names reach the terminal), at most `n`."
+    s = ''.join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(v))
+    return s if len(s) <= n else s[:n - 1] + '…'
+
 class Table:
     "Rows of dicts shown as HTML in a notebook and as aligned text in a terminal; `columns` says which and in what order."
     columns: tuple = ()
@@ -78,7 +106,7 @@ class Table:
     def __getitem__(self, i): return self.rows[i]
     def _cell(self, r, c): return r.get(c)
     def _cells(self):
-        return [[str(v) if (v := self._cell(r, c)) is not None else '–' for c in self.columns] for r in self.rows]
+        return [[_printable(v) if (v := self._cell(r, c)) is not None else '–' for c in self.columns] for r in self.rows]
     narrow: tuple = ()   # columns a narrow terminal leaves out first, in order
     def text(self, width: int | None = None) -> str:
         "Aligned text; with `width`, columns of `narrow` are left out, in order, until the table fits (and it says so)."
@@ -170,6 +198,10 @@ def _displayable(Figure):
         "A Figure that displays itself in a notebook (plain Figures only do under pyplot's inline backend)."
         def _repr_png_(self):
             buf = io.BytesIO(); self.savefig(buf, format='png', dpi=100); return buf.getvalue()
+        def save(self, path, dpi: int = 100) -> Path:
+            "Write the figure as a PNG to `path` (a new or regular file, written atomically)."
+            with atomic_file(path, 'The plot') as f: self.savefig(f, format='png', dpi=dpi)
+            return Path(path)
     return PlotFigure
 
 def new_figure(**kwargs):
@@ -184,13 +216,13 @@ def _run_dir(run, results_dir) -> Path:
     if not p.is_dir():
         raise FileNotFoundError(f"No run directory {str(run)!r} (nor {p}). Pass run directories, or run ids under "
                                 f"results_dir (now {str(results_dir)!r}).")
-    return p
+    return check_run_folder(p)
 
 # %% ../nbs/21_results.ipynb #c023ax
 def find_runs(runs, results_dir, need: str) -> list[Path]:
     "The run directories asked for; `runs=None`: every run under `results_dir` that holds the file `need`."
     if runs is None:
-        found = sorted(p.parent for p in Path(results_dir).glob(f'*/{need}'))
+        found = sorted(check_run_folder(p.parent) for p in Path(results_dir).glob(f'*/{need}'))
         if not found: raise FileNotFoundError(f"No run under {results_dir} has {need} yet; pass runs=[...] or another "
                                               "results_dir.")
         return found
@@ -202,10 +234,10 @@ def _run_info(run_dir: Path) -> tuple[str, str | None]:
     "(env, agent) of a run: from its config.gin, else its evaluation.json."
     found = {}
     if (run_dir / 'config.gin').exists():
-        text = (run_dir / 'config.gin').read_text()
+        text = read_regular(run_dir / 'config.gin', 1 << 20, 'config.gin').decode('utf-8', 'replace')
         found = dict(re.findall(r"""^RunSettings\.(env|agent)\s*=\s*['"]([^'"]*)['"]""", text, flags=re.M))
     if 'env' not in found and (run_dir / 'evaluation.json').exists():
-        ev = json.loads((run_dir / 'evaluation.json').read_text())
+        ev = load_evaluation(run_dir)
         found = {'env': ev.get('env'), 'agent': ev.get('agent'), **found}
     if not found.get('env'):
         raise ValueError(f"{run_dir} has no config.gin with RunSettings.env (nor an evaluation.json): is it a run "
@@ -214,11 +246,8 @@ def _run_info(run_dir: Path) -> tuple[str, str | None]:
 
 # %% ../nbs/21_results.ipynb #c023cx
 def _read_jsonl(p: Path) -> list[dict]:
-    rows = []
-    for line in p.read_text().splitlines():
-        try: rows.append(json.loads(line))
-        except json.JSONDecodeError: pass   # the last line of a run killed mid-write
-    return rows
+    "The rows of a run's `metrics.jsonl` or `seeds.jsonl` that have a number of frames (read as data from elsewhere)."
+    return [r for r in read_jsonl(p, what=p.name) if _finite(r.get('frames')) and _finite(r.get('time', 0))]
 
 # %% ../nbs/21_results.ipynb #c023dx
 def _latest_rows(rows: list[dict]) -> list[dict]:
@@ -230,18 +259,23 @@ def _latest_rows(rows: list[dict]) -> list[dict]:
     return out
 
 # %% ../nbs/21_results.ipynb #c023ex
+def _value(v) -> float: return float(v) if _finite(v) else np.nan
+
 def _seed_series(run_dir: Path, x: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
     "(label, x values, episode-return means) for each seed of a run: from seeds.jsonl, else metrics.jsonl."
     seeds, metrics = run_dir / 'seeds.jsonl', run_dir / 'metrics.jsonl'
     if seeds.exists() and (rows := _latest_rows(_read_jsonl(seeds))):
-        y = np.array([[np.nan if v is None else v for v in r['ep_return_mean']] for r in rows], float).T
+        per_seed = [[_value(v) for v in r['ep_return_mean']] if isinstance(r.get('ep_return_mean'), list) else []
+                    for r in rows]
+        n = max(map(len, per_seed))
+        y = np.array([(s + [np.nan] * n)[:n] for s in per_seed], float).T
     elif metrics.exists() and (rows := _latest_rows(_read_jsonl(metrics))):
-        y = np.array([[np.nan if r.get('ep_return_mean') is None else r['ep_return_mean'] for r in rows]], float)
+        y = np.array([[_value(r.get('ep_return_mean')) for r in rows]], float)
     else:
         raise FileNotFoundError(f"Run {run_dir.name!r} has no learning curve: {metrics} is missing or empty. Train "
                                 f"it first (`reaver train --run-id {run_dir.name}`); it logs a row every "
                                 "RunSettings.log_every updates.")
-    xs = np.array([r[x] for r in rows], float)
+    xs = np.array([_value(r.get(x)) for r in rows], float)
     labels = [f'{run_dir.name}/seed{k}' for k in range(len(y))] if len(y) > 1 else [run_dir.name]
     return [(label, xs, ys) for label, ys in zip(labels, y)]
 
@@ -523,16 +557,15 @@ def plot_aggregates(runs=None, results_dir: str | Path = 'results', normalize=No
 def save_plots(runs=None, out_dir: str | Path = 'plots', results_dir: str | Path = 'results', normalize=None,
                reps: int = 2000, dpi: int = 150) -> list[Path]:
     "Write learning_curves_frames.png, learning_curves_time.png and (all runs tested) aggregates.png; their paths."
-    out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir)
     dirs = find_runs(runs, results_dir, 'metrics.jsonl')
     paths = []
     for x in ('frames', 'time'):
         fig = plot_learning_curves(dirs, x=x, reps=min(reps, 1000))
-        fig.savefig(p := out / f'learning_curves_{x}.png', dpi=dpi); paths.append(p)
+        paths.append(fig.save(out / f'learning_curves_{x}.png', dpi=dpi))
     untested = [d.name for d in dirs if not (d / 'evaluation.json').exists()]
     if untested:
         warnings.warn(f"No aggregates.png: {', '.join(untested)} not tested yet (run `reaver test --run-id ...`).")
     else:
-        plot_aggregates(dirs, normalize=normalize, reps=reps).savefig(p := out / 'aggregates.png', dpi=dpi)
-        paths.append(p)
+        paths.append(plot_aggregates(dirs, normalize=normalize, reps=reps).save(out / 'aggregates.png', dpi=dpi))
     return paths

@@ -227,15 +227,40 @@ def test_fetch_archive_is_https_only(tmp_path):
     assert not (tmp_path / 'dl').exists()
 
 
-def test_fetch_archive_over_local_http_when_allowed(tmp_path):
+def serve(folder: Path, redirects: dict | None = None):
+    "A local http server of `folder`'s files; `redirects` maps paths to Location headers (302)."
     import http.server, threading, functools
-    (tmp_path / 'srv').mkdir(); (tmp_path / 'srv' / 'a.reaver.tar.gz').write_bytes(b'abc')
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path / 'srv'))
-    handler.log_message = lambda *a: None
-    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *a): pass
+        def do_GET(self):
+            if redirects and self.path in redirects:
+                self.send_response(302); self.send_header('Location', redirects[self.path]); self.end_headers(); return
+            super().do_GET()
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Handler, directory=str(folder)))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_fetch_archive_over_local_http_when_allowed(tmp_path):
+    (tmp_path / 'srv' / 'b').mkdir(parents=True)
+    (tmp_path / 'srv' / 'a.reaver.tar.gz').write_bytes(b'abc'); (tmp_path / 'srv' / 'b' / 'a.reaver.tar.gz').write_bytes(b'xyz')
+    srv = serve(tmp_path / 'srv', {'/ftp/a.reaver.tar.gz': 'ftp://127.0.0.1/a.reaver.tar.gz'})
+    base = f'http://127.0.0.1:{srv.server_port}'
     try:
-        url = f'http://127.0.0.1:{srv.server_port}/a.reaver.tar.gz'
-        got = fetch_archive(url, tmp_path / 'dl', allow_http=True)
-        assert got.read_bytes() == b'abc' and [p.name for p in (tmp_path / 'dl').iterdir()] == ['a.reaver.tar.gz']
+        got = fetch_archive(f'{base}/a.reaver.tar.gz', tmp_path / 'dl', allow_http=True)
+        assert got.read_bytes() == b'abc' and got.name == 'a.reaver.tar.gz'
+        # the same file name at another URL is another download, never the first one's file
+        other = fetch_archive(f'{base}/b/a.reaver.tar.gz', tmp_path / 'dl', allow_http=True)
+        assert other.read_bytes() == b'xyz' and other != got
+        # a cached copy changed since it was fetched is fetched again, not trusted
+        got.write_bytes(b'tampered')
+        assert fetch_archive(f'{base}/a.reaver.tar.gz', tmp_path / 'dl', allow_http=True).read_bytes() == b'abc'
+        # a pinned digest that does not match keeps nothing
+        with pytest.raises(ValueError, match='not the'):
+            fetch_archive(f'{base}/b/a.reaver.tar.gz', tmp_path / 'dl2', allow_http=True, sha256='0' * 64)
+        assert not list((tmp_path / 'dl2').rglob('*.tar.gz'))
+        # a redirect to another scheme is refused before it is followed
+        with pytest.raises(ValueError, match='another scheme'):
+            fetch_archive(f'{base}/ftp/a.reaver.tar.gz', tmp_path / 'dl3', allow_http=True)
+        assert not list((tmp_path / 'dl3').rglob('*.tar.gz'))
     finally: srv.shutdown()

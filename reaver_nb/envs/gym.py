@@ -5,7 +5,7 @@ own preprocessing wrappers, MuJoCo; and Atari batches in ale-py's C++ vector env
 
 # %% ../../nbs/02_envs_gym.ipynb #c002
 from __future__ import annotations
-import difflib, functools
+import difflib, functools, inspect
 from dataclasses import dataclass, asdict
 import numpy as np
 import gin
@@ -14,8 +14,8 @@ from ..spec import Space, Spec, check_ranges
 from .base import Env, VectorEnv, VecStep
 
 # %% auto #0
-__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'gym_env_factory', 'ale_seed',
-           'AleVectorEnv']
+__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'check_make_kwargs',
+           'gym_env_factory', 'ale_seed', 'AleVectorEnv']
 
 # %% ../../nbs/02_envs_gym.ipynb #c007
 def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
@@ -126,10 +126,31 @@ class GymEnv(Env):
     def close(self): self.env.close()
 
 # %% ../../nbs/02_envs_gym.ipynb #c018
+def check_make_kwargs(env_id: str, make_kwargs: dict | None):
+    """Refuse `GymSettings.make_kwargs` keys that neither `gymnasium.make` nor the env's constructor takes: the worker
+    processes would fail to build the env, again at every restart."""
+    if not make_kwargs: return
+    if not all(isinstance(k, str) and k.isidentifier() for k in make_kwargs):
+        raise ValueError(f"GymSettings.make_kwargs = {make_kwargs!r}: its keys are argument names.")
+    spec = gym.registry[env_id]
+    takes = set(inspect.signature(gym.make).parameters) - {'id', 'kwargs'}
+    try:
+        creator = spec.entry_point if callable(spec.entry_point) else gym.envs.registration.load_env_creator(spec.entry_point)
+        params = inspect.signature(creator).parameters.values()
+    except Exception: return         # a constructor that cannot be inspected: gymnasium's own error will tell
+    if any(p.kind is p.VAR_KEYWORD for p in params): return
+    takes |= {p.name for p in params if p.kind is not p.VAR_POSITIONAL}
+    unknown = sorted(set(make_kwargs) - takes)
+    if unknown:
+        raise ValueError(f"GymSettings.make_kwargs: {env_id} takes no argument {unknown[0]!r} (it takes "
+                         f"{', '.join(sorted(takes))}).")
+
 def gym_env_factory(env_id: str, render_mode: str | None = None):
-    "A picklable zero-argument factory of one `GymEnv`, its options bound from gin now."
+    "A picklable zero-argument factory of one `GymEnv`, its options bound from gin now (and checked)."
     check_env_id(env_id)
-    return functools.partial(GymEnv, env_id, render_mode, gym.registry[env_id], **asdict(GymSettings()))
+    options = asdict(GymSettings())
+    check_make_kwargs(env_id, options['make_kwargs'])
+    return functools.partial(GymEnv, env_id, render_mode, gym.registry[env_id], **options)
 
 # %% ../../nbs/02_envs_gym.ipynb #c021
 def ale_seed(seed: int) -> int:

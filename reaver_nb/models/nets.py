@@ -14,7 +14,7 @@ from .policy import Policy
 from .fullyconv import FullyConv, is_feature_layer_spec
 
 # %% auto #0
-__all__ = ['NatureCNN', 'Torso', 'ActorCritic', 'update_obs_stats', 'make_model']
+__all__ = ['NatureCNN', 'Torso', 'ActorCritic', 'update_obs_stats', 'check_model_args', 'make_model']
 
 # %% ../../nbs/04_models.ipynb #c007
 def _ortho(scale): return nn.initializers.orthogonal(scale)
@@ -101,6 +101,18 @@ def update_obs_stats(stats: dict, obs: tuple, obs_spec: Spec) -> dict:
         new[f'obs_count_{i}'] = tot
     return new
 
+def check_model_args(hidden: Sequence[int] = (64, 64), activation: str = 'tanh', conv: str = 'xla', fc_dim: int = 256,
+                     spatial_init: float = 0.1, **_):
+    "Refuse `make_model` settings that would fail only once the model is built (gin checks them before a run starts)."
+    if activation not in _ACT: raise ValueError(f"make_model.activation = {activation!r}: use one of {tuple(_ACT)}.")
+    if conv not in ('xla', 'im2col'): raise ValueError(f"make_model.conv = {conv!r}: use 'xla' or 'im2col'.")
+    if len(hidden) > 64 or any(isinstance(h, bool) or not isinstance(h, int) or not 1 <= h <= 1 << 16
+                                         for h in hidden):
+        raise ValueError(f"make_model.hidden = {tuple(hidden)!r}: give at most 64 layer widths from 1 to 65,536, e.g. (64, 64).")
+    if isinstance(fc_dim, bool) or not 1 <= fc_dim <= 1 << 16:
+        raise ValueError(f"make_model.fc_dim = {fc_dim!r}: give a width from 1 to 65,536.")
+    if not 0 < spatial_init < float('inf'): raise ValueError(f"make_model.spatial_init = {spatial_init!r}: give a number > 0.")
+
 @gin.configurable(module='reaver_nb.models.nets', denylist=['obs_spec', 'act_spec'])
 def make_model(obs_spec: Spec, act_spec: Spec, hidden: Sequence[int] = (64, 64), activation: str = 'tanh',
                shared_torso: bool | None = None, normalize_obs: bool = False, fc_dim: int = 256,
@@ -109,6 +121,7 @@ def make_model(obs_spec: Spec, act_spec: Spec, hidden: Sequence[int] = (64, 64),
     """The actor-critic for these Specs: FullyConv for StarCraft II feature layers (`fc_dim`,
     `broadcast_non_spatial`, `conv`, `value_through_trunk`, `separate_value`, `spatial_init`), otherwise MLP/CNN
     torsos; image observations default to a shared CNN torso."""
+    check_model_args(hidden, activation, conv, fc_dim, spatial_init)
     if is_feature_layer_spec(obs_spec):
         return FullyConv(obs_spec, act_spec, fc_dim, 10, broadcast_non_spatial, conv, value_through_trunk,
                          separate_value, spatial_init)

@@ -5,65 +5,120 @@ disk, then renamed into place. A kill at any moment leaves the previous complete
 
 # %% ../../nbs/08_checkpoint.ipynb #c002
 from __future__ import annotations
-import os, re, tempfile
+import mmap, re
+import numpy as np
+import jax
 from pathlib import Path
 from flax import serialization
+from .files import atomic_write, open_regular, read_regular
 
 # %% auto #0
-__all__ = ['atomic_write', 'list_checkpoints', 'save_checkpoint', 'load_checkpoint', 'read_checkpoint', 'load_checkpoint_part',
-           'remove_partial', 'latest_checkpoint']
+__all__ = ['MAX_CHECKPOINT_BYTES', 'MAX_ITEMS', 'MAX_DEPTH', 'list_checkpoints', 'save_checkpoint', 'check_msgpack',
+           'check_checkpoint_file', 'load_checkpoint', 'read_checkpoint', 'load_checkpoint_part', 'remove_partial',
+           'latest_checkpoint']
 
 # %% ../../nbs/08_checkpoint.ipynb #c004
-_NAME = re.compile(r'^ckpt_(\d{10})\.msgpack$')
-
-def _fsync_dir(d: Path):
-    try:
-        fd = os.open(d, os.O_RDONLY)
-        try: os.fsync(fd)
-        finally: os.close(fd)
-    except OSError: pass
-
-def _umask():
-    mask = os.umask(0); os.umask(mask)
-    return mask
-
-def atomic_write(path: str | Path, data: bytes):
-    "Write `data` to `path` so that readers see either the old file or the whole new one."
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.', suffix='.tmp')
-    os.fchmod(fd, 0o666 & ~_umask())         # mkstemp makes 0600 files; give the usual permissions
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(data); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
-    _fsync_dir(path.parent)
+_NAME = re.compile(r'ckpt_(\d{10})\.msgpack')
 
 def list_checkpoints(ckpt_dir: str | Path) -> list[Path]:
     "Complete checkpoints in `ckpt_dir`, oldest first."
     d = Path(ckpt_dir)
     if not d.is_dir(): return []
-    return sorted((p for p in d.iterdir() if _NAME.match(p.name)), key=lambda p: int(_NAME.match(p.name)[1]))
+    return sorted((p for p in d.iterdir() if _NAME.fullmatch(p.name)), key=lambda p: int(_NAME.fullmatch(p.name)[1]))
 
 def save_checkpoint(ckpt_dir: str | Path, step: int, payload, keep: int = 3) -> Path:
     "Atomically write `payload` (any pytree) as checkpoint `step`; keep the newest `keep`."
     path = Path(ckpt_dir) / f'ckpt_{int(step):010d}.msgpack'
-    atomic_write(path, serialization.to_bytes(payload))
+    atomic_write(path, serialization.to_bytes(payload), 'Checkpoint')
     for old in list_checkpoints(ckpt_dir)[:-keep] if keep > 0 else []: old.unlink(missing_ok=True)
     return path
 
+# %% ../../nbs/08_checkpoint.ipynb #c004b
+MAX_CHECKPOINT_BYTES = 4 << 30   # a checkpoint file read whole
+MAX_ITEMS = 1_000_000            # msgpack items (values, keys, array slots) in one; a fused run's holds a few hundred
+MAX_DEPTH = 64                   # nesting of maps and arrays
+_FLAX_EXT = (1, 2, 3)            # flax.serialization's extension types: ndarray, native complex, numpy scalar
+
+def _uint(buf, pos: int, k: int) -> int: return int.from_bytes(buf[pos:pos + k], 'big')
+
+def _walk(buf, pos: int, end: int, budget: int, depth: int) -> tuple[int, int]:
+    "Walk one msgpack value at `pos` (within `end`); returns (its end, items left in `budget`) or raises ValueError."
+    left = [1]
+    while left:
+        if not left[-1]: left.pop(); continue
+        left[-1] -= 1
+        if pos >= end: raise ValueError(f"it ends early (byte {pos:,})")
+        b, pos, count, skip = buf[pos], pos + 1, 0, 0
+        budget -= 1
+        if budget < 0: raise ValueError(f"it holds more than {MAX_ITEMS:,} items")
+        if b <= 0x7f or b >= 0xe0 or b in (0xc0, 0xc2, 0xc3): continue        # small ints, nil, booleans
+        if b <= 0x8f: count = 2 * (b & 0x0f)                                    # fixmap
+        elif b <= 0x9f: count = b & 0x0f                                        # fixarray
+        elif b <= 0xbf: skip = b & 0x1f                                         # fixstr
+        elif 0xca <= b <= 0xd3: skip = (4, 8, 1, 2, 4, 8, 1, 2, 4, 8)[b - 0xca]  # float32/64, uint8-64, int8-64
+        elif b in (0xc4, 0xc5, 0xc6, 0xd9, 0xda, 0xdb):                         # bin8-32, str8-32
+            k = {0xc4: 1, 0xc5: 2, 0xc6: 4, 0xd9: 1, 0xda: 2, 0xdb: 4}[b]; skip = _uint(buf, pos, k); pos += k
+        elif b in (0xdc, 0xdd, 0xde, 0xdf):                                     # array16/32, map16/32
+            k = 2 if b in (0xdc, 0xde) else 4
+            count = _uint(buf, pos, k) * (2 if b >= 0xde else 1); pos += k
+        elif b in (0xc7, 0xc8, 0xc9) or 0xd4 <= b <= 0xd8:                      # ext8-32, fixext1-16
+            if b <= 0xc9: k = (1, 2, 4)[b - 0xc7]; size = _uint(buf, pos, k); pos += k
+            else: size = 1 << (b - 0xd4)
+            if pos + 1 + size > end: raise ValueError(f"an extension runs past the end (byte {pos:,})")
+            if buf[pos] not in _FLAX_EXT: raise ValueError(f"extension type {buf[pos]} is not one of Flax's")
+            inner, budget = _walk(buf, pos + 1, pos + 1 + size, budget, depth + len(left))
+            if inner != pos + 1 + size: raise ValueError(f"an extension holds more than one value (byte {pos:,})")
+            pos = inner
+            continue
+        else: raise ValueError(f"byte 0x{b:02x} at {pos - 1:,} is not msgpack")
+        if pos + skip > end: raise ValueError(f"a value runs past the end (byte {pos:,})")
+        pos += skip
+        if count:
+            if count > end - pos: raise ValueError(f"a container declares {count:,} items, more than the bytes left")
+            if depth + len(left) >= MAX_DEPTH: raise ValueError(f"it nests deeper than {MAX_DEPTH}")
+            left.append(count)
+    return pos, budget
+
+def check_msgpack(buf, what: str = 'Checkpoint'):
+    "Refuse (ValueError) bytes that are not one msgpack map within the limits above; builds no object."
+    try:
+        if not len(buf) or not (0x80 <= buf[0] <= 0x8f or buf[0] in (0xde, 0xdf)):
+            raise ValueError("it does not start with a msgpack map")
+        end, _ = _walk(buf, 0, len(buf), MAX_ITEMS, 0)
+        if end != len(buf): raise ValueError(f"{len(buf) - end:,} bytes follow its data")
+    except ValueError as e: raise ValueError(f"{what} is not a msgpack checkpoint reaver_nb reads: {e}.") from None
+
+def check_checkpoint_file(path: str | Path, what: str | None = None):
+    "`check_msgpack` over the regular file `path` (named `what` in errors), mapped rather than read (it may be large)."
+    what = what or f'Checkpoint {path}'
+    with open_regular(path, MAX_CHECKPOINT_BYTES, what) as f:
+        if not f.seek(0, 2): raise ValueError(f"{what} is empty.")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m: check_msgpack(m, what)
+
+# %% ../../nbs/08_checkpoint.ipynb #c004c
+def _restore(target, state):
+    "`state` (nested dicts of arrays) in the structure of `target`, every array of the target's shape."
+    out = serialization.from_state_dict(target, state)
+    for (path, want), got in zip(jax.tree_util.tree_flatten_with_path(target)[0], jax.tree.leaves(out)):
+        if np.shape(want) != np.shape(got):
+            raise ValueError(f"{jax.tree_util.keystr(path) or 'it'} has shape {np.shape(got)} there and {np.shape(want)} here")
+    return out
+
 def load_checkpoint(path: str | Path, target):
-    "Restore a checkpoint into the structure of `target` (a pytree of the same layout)."
-    try: return serialization.from_bytes(target, Path(path).read_bytes())
+    "Restore a checkpoint into the structure of `target` (a pytree of the same layout and shapes)."
+    raw = read_checkpoint(path)
+    try: return _restore(target, raw)
     except Exception as e:
         raise ValueError(f"Checkpoint {path} does not match this run's model or agent ({type(e).__name__}: {e}). "
                          "Was it written with other Specs, model sizes or agent settings?") from e
 
 def read_checkpoint(path: str | Path) -> dict:
-    "A checkpoint's contents as nested dicts of arrays, for `load_checkpoint_part` to take several parts from one read."
-    try: return serialization.msgpack_restore(Path(path).read_bytes())
+    """A checkpoint's contents as nested dicts of arrays (checked by `check_msgpack` first), for `load_checkpoint_part`
+    to take several parts from one read."""
+    data = read_regular(path, MAX_CHECKPOINT_BYTES, 'Checkpoint')
+    try: check_msgpack(data, f'Checkpoint {path}')
+    except ValueError as e: raise ValueError(f"{e} Delete it to resume from the one before.") from None
+    try: return serialization.msgpack_restore(data)
     except Exception as e:
         raise ValueError(f"Checkpoint {path} cannot be read ({type(e).__name__}: {e}). Is it a reaver_nb checkpoint? "
                          "Delete it to resume from the one before.") from e
@@ -75,7 +130,7 @@ def load_checkpoint_part(source: str | Path | dict, target, *keys):
     part = read_checkpoint(source) if isinstance(source, (str, Path)) else source
     try:
         for k in keys: part = part[k]
-        return serialization.from_state_dict(target, part)
+        return _restore(target, part)
     except Exception as e:
         where = '/'.join(keys) or 'the whole'
         name = f"Checkpoint {source}" if isinstance(source, (str, Path)) else "The checkpoint"
@@ -86,7 +141,7 @@ def remove_partial(ckpt_dir: str | Path) -> list[Path]:
     """Delete the temporary files of checkpoints whose writer was killed before it renamed them into place (a run
     calls it when it starts or resumes; only one process trains a run). Returns what it removed."""
     d = Path(ckpt_dir)
-    stale = [p for p in d.glob('.ckpt_*.tmp') if p.is_file()] if d.is_dir() else []
+    stale = [p for p in d.glob('.ckpt_*.tmp') if p.is_file() and not p.is_symlink()] if d.is_dir() else []
     for p in stale: p.unlink(missing_ok=True)
     return stale
 

@@ -5,15 +5,17 @@ the file and the binding; the operative config is what a run saves."""
 
 # %% ../../nbs/09_config.ipynb #c002
 from __future__ import annotations
-import inspect, math, types, typing, unicodedata
+import contextlib, dataclasses, inspect, math, types, typing, unicodedata
+from collections import abc
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 import gin
 from gin import config_parser
-from ..envs.registry import env_family
-from ..models.nets import make_model
+from ..envs.registry import check_env, env_factory, env_family
+from ..models.nets import check_model_args, make_model
 from ..spec import check_ranges
+from .files import read_regular
 from ..agents.actor_critic import A2C, PPO, AGENTS
 
 # %% auto #0
@@ -145,35 +147,73 @@ RESTART_LIMITS = dict(at=(0, MAX_FRAMES), min_return=(0, None), every=(0, None))
 
 # %% ../../nbs/09_config.ipynb #c010b
 def _fits(value, hint) -> bool:
-    "Whether `value` may be passed where the annotation `hint` is declared (unknown annotations accept anything)."
-    if hint is typing.Any or isinstance(value, gin.config.ConfigurableReference): return True
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType): return any(_fits(value, a) for a in typing.get_args(hint))
-    hint = origin or hint
-    if hint is type(None): return value is None
-    if hint is bool: return isinstance(value, bool)
-    if isinstance(value, bool): return hint not in (int, float, str, tuple, list, dict)
-    if hint is float: return isinstance(value, (int, float))
-    if hint in (tuple, list): return isinstance(value, (tuple, list))
-    if hint in (int, str, dict): return isinstance(value, hint)
+    "Whether `value` may be passed where the annotation `hint` is declared, items of a tuple or dict included."
+    if hint is typing.Any: return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType): return any(_fits(value, a) for a in args)
+    base = origin or hint
+    if base is type(None): return value is None
+    if base is bool: return isinstance(value, bool)
+    if isinstance(value, bool): return base not in (int, float, str, tuple, list, dict, abc.Sequence)
+    if base is float: return isinstance(value, (int, float))
+    if base in (tuple, list, abc.Sequence):
+        if not isinstance(value, (tuple, list)): return False
+        item = args[0] if args and (base is not tuple or args[1:] == (Ellipsis,)) else None
+        return item is None or all(_fits(v, item) for v in value)
+    if base is dict:
+        return isinstance(value, dict) and (len(args) != 2 or all(_fits(k, args[0]) and _fits(v, args[1])
+                                                                  for k, v in value.items()))
+    if base in (int, str): return isinstance(value, base)
     return True
 
 def _hints(fn) -> dict:
     try: return typing.get_type_hints(fn)
     except Exception: return {}   # an annotation that cannot be resolved checks nothing
 
+def _plain(value, where: str, seen: tuple = ()):
+    """`value` with gin macros (`%NAME`) replaced by their values; a `ConfigError` for a macro that is not defined and
+    for a reference to a configurable (`@name`, `@name()`): every reaver_nb setting takes plain values."""
+    if isinstance(value, gin.config.ConfigurableReference):
+        if (value.configurable.module, value.configurable.name) != ('gin', 'macro'):
+            raise ConfigError(f"{where} = {value!r} is a reference to a configurable; reaver_nb's settings take plain "
+                              "values (numbers, strings, booleans, None, tuples, dicts).")
+        name = value.scoped_selector.rpartition('/')[0]
+        bound = gin.config._CONFIG.get((name, 'gin.macro'), {})
+        if 'value' not in bound or name in seen:
+            raise ConfigError(f"{where} = %{name}: the macro {name} is not defined; add a line `{name} = ...` before "
+                              "it, or give the value itself.")
+        return _plain(bound['value'], where, seen + (name,))
+    if isinstance(value, (tuple, list)): return type(value)(_plain(v, where, seen) for v in value)
+    if isinstance(value, dict): return {_plain(k, where, seen): _plain(v, where, seen) for k, v in value.items()}
+    return value
+
+# function configurables: a check of their bound arguments (dataclasses check themselves when made)
+_CHECKS = {'make_model': check_model_args}
+
 def check_bindings():
-    "Raise a `ConfigError` naming the first binding of a reaver_nb configurable whose value has the wrong type."
-    for (scope, selector), params in gin.config._CONFIG.items():
+    """Raise a `ConfigError` naming the first binding of a reaver_nb configurable whose value has the wrong type, is a
+    reference or an undefined macro, or that its configurable refuses (a dataclass's own checks, `_CHECKS`)."""
+    for (scope, selector), params in list(gin.config._CONFIG.items()):
         c = gin.config._REGISTRY.get(selector)
         if c is None or c.module.split('.')[0] != 'reaver_nb': continue
-        hints = _hints(c.wrapped)
+        hints, plain = _hints(c.wrapped), {}
         for arg, value in params.items():
+            where = f"{scope + '/' if scope else ''}{c.name}.{arg}"
+            plain[arg] = value = _plain(value, where)
             hint = hints.get(arg)
             if hint is not None and not _fits(value, hint):
-                want = getattr(hint, '__name__', None) or str(hint)
-                raise ConfigError(f"{c.name}.{arg} = {value!r} has the wrong type: give {want} "
+                want = getattr(hint, '__name__', None) or str(hint).replace('typing.', '')
+                raise ConfigError(f"{where} = {value!r} has the wrong type: give {want} "
                                   f"(--gin-param \"{c.name}.{arg} = ...\").")
+        operative = dict(gin.config._OPERATIVE_CONFIG)     # making them below must not change what a run records
+        try:
+            if dataclasses.is_dataclass(c.wrapped):
+                with gin.config_scope(scope) if scope else contextlib.nullcontext(): c.wrapper()
+            elif c.name in _CHECKS: _CHECKS[c.name](**plain)
+        except (ValueError, TypeError) as e:
+            raise ConfigError(f"{e}".split('\n')[0]) from None
+        finally:
+            gin.config._OPERATIVE_CONFIG.clear(); gin.config._OPERATIVE_CONFIG.update(operative)
 
 # %% ../../nbs/09_config.ipynb #c010g
 MAX_CONFIG_BYTES = 1 << 20     # a run's config.gin is a few KiB
@@ -269,17 +309,33 @@ def read_config(data: bytes, source: str = 'config.gin') -> str:
     except ConfigError as e: raise ConfigError(str(e).split('\n')[0]) from None   # gin appends the line's text
     except Exception as e:   # gin's SyntaxError carries the line; anything else its parser raises on odd input
         raise ConfigError(f"{source} does not parse as a gin config: {type(e).__name__}: {e}".replace('\n', ' ')) from None
-    return '\n'.join(out) + '\n'
+    text = '\n'.join(out) + '\n'
+    with _gin_sandbox():      # the values as each configurable takes them (`check_bindings`), gin left as it was
+        gin.clear_config(); gin.parse_config(text)
+        try:
+            check_bindings()
+            env = RunSettings().env
+            if _known_env(env): env_factory(env)   # the env's own settings as a run binds them (make_kwargs' keys, ...)
+        except (ConfigError, ValueError) as e: raise ConfigError(f"{source}: {e}".split('\n')[0]) from None
+    return text
+
+def _known_env(env_id) -> bool:
+    try: return bool(check_env(env_id))
+    except ValueError: return False      # an env this install does not have: `test` and `--resume` say so
+
+@contextlib.contextmanager
+def _gin_sandbox():
+    "gin's bindings as they were before the block, whatever it parses."
+    saved = {k: dict(v) for k, v in gin.config._CONFIG.items()}
+    try: yield
+    finally: gin.config._CONFIG.clear(); gin.config._CONFIG.update(saved)
 
 # %% ../../nbs/09_config.ipynb #c010gfx
 def read_config_file(path) -> str:
-    "`read_config` of the file at `path` (refused unread when larger than `MAX_CONFIG_BYTES`)."
-    path = Path(path)
-    try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path} is {path.stat().st_size:,} bytes; a run's config is at most {MAX_CONFIG_BYTES:,}.")
-        return read_config(path.read_bytes(), str(path))
-    except OSError as e: raise ConfigError(f"Cannot read {path}: {e.strerror}.") from None
+    "`read_config` of the regular file at `path` (refused unread when larger than `MAX_CONFIG_BYTES`)."
+    try: data = read_regular(path, MAX_CONFIG_BYTES, 'The run config')   # no link, FIFO or device; refused unread
+    except (OSError, ValueError) as e: raise ConfigError(str(e)) from None
+    return read_config(data, str(path))
 
 # %% ../../nbs/09_config.ipynb #c006p
 def parse_config(files=(), bindings=(), run_config=None):

@@ -10,10 +10,11 @@ from collections import deque
 from pathlib import Path
 import numpy as np
 from tqdm import tqdm
-from .checkpoint import atomic_write
+from .files import atomic_write, open_append, read_regular
 
 # %% auto #0
-__all__ = ['COLUMNS', 'FLEET_COLUMNS', 'NARROW_DROP', 'format_row', 'drop_rows_after', 'Logger', 'StopTraining', 'notify']
+__all__ = ['COLUMNS', 'FLEET_COLUMNS', 'NARROW_DROP', 'MAX_METRICS_BYTES', 'format_row', 'drop_rows_after', 'Logger',
+           'StopTraining', 'notify']
 
 # %% ../../nbs/07_logger.ipynb #c005
 COLUMNS = [('T', 'time', '{:6.0f}'), ('Fr', 'frames', '{:9d}'), ('Ep', 'episodes', '{:6d}'), ('Up', 'updates', '{:6d}'),
@@ -42,15 +43,18 @@ def format_row(row: dict, width: int | None = None) -> str:
         if short in shown: shown.remove(short)
     return line()
 
+MAX_METRICS_BYTES = 256 << 20    # a run's metrics.jsonl read back on resume (rows of a few hundred bytes)
+
 def drop_rows_after(path: Path, frames: int) -> int:
     """Rewrite the JSON-lines file `path` (atomically) without its rows past `frames` (and any torn last line);
     returns how many rows went."""
     if not path.exists(): return 0
     keep, dropped = [], 0
-    for line in path.read_text().splitlines():
+    for line in read_regular(path, MAX_METRICS_BYTES, 'metrics.jsonl').decode('utf-8', 'replace').splitlines():
         try: row = json.loads(line)
-        except ValueError: dropped += 1; continue          # a line the killed writer did not finish
-        if isinstance(row, dict) and row.get('frames', 0) > frames: dropped += 1
+        except (ValueError, RecursionError): dropped += 1; continue   # a line the killed writer did not finish
+        f = row.get('frames', 0) if isinstance(row, dict) else 0
+        if isinstance(f, (int, float)) and f > frames: dropped += 1
         else: keep.append(line)
     if dropped: atomic_write(path, ''.join(l + '\n' for l in keep).encode())
     return dropped
@@ -67,8 +71,8 @@ class Logger:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             # a run (re)starting at `start_frames` replays from its checkpoint: rows a killed run logged after it go
             if start_frames is not None: drop_rows_after(self.run_dir / 'metrics.jsonl', start_frames)
-            self._jsonl = open(self.run_dir / 'metrics.jsonl', 'a')
-            self._log = open(self.run_dir / 'train.log', 'a')
+            self._jsonl = open_append(self.run_dir / 'metrics.jsonl', 'metrics.jsonl')
+            self._log = open_append(self.run_dir / 'train.log', 'train.log')
             if tensorboard:
                 from tensorboardX import SummaryWriter
                 # TensorBoard hides the events at or after purge_step that an earlier writer left

@@ -11,6 +11,7 @@ import numpy as np
 import jax
 from .logger import Logger, StopTraining, notify, drop_rows_after
 from .checkpoint import save_checkpoint
+from .files import open_append
 
 # %% auto #0
 __all__ = ['EP_STATS', 'checkpoint_payload', 'episode_sums', 'window_row', 'run_loop']
@@ -72,7 +73,7 @@ def run_loop(cfg, learner, run_dir, frames: int = 0, episodes: int = 0, elapsed:
     run_dir = Path(run_dir)
     logger = Logger(run_dir, stream=sys.stdout if verbose else None, start_time=elapsed, start_frames=frames)
     drop_rows_after(run_dir / 'seeds.jsonl', frames)     # rows a killed run logged after its last checkpoint
-    seeds_log = open(run_dir / 'seeds.jsonl', 'a')
+    seeds_log = open_append(run_dir / 'seeds.jsonl', 'seeds.jsonl')
     batch, K = learner.batch, learner.n_seeds
     total_updates, done = cfg.total_steps // batch, frames // batch
     hooks = [cb for cb in callbacks if hasattr(cb, 'on_chunk')]

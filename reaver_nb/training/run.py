@@ -17,7 +17,8 @@ from ..agents.actor_critic import AGENTS, ActorCriticAgent, Rollout
 from collections import deque
 from .logger import StopTraining
 from .loop import checkpoint_payload, episode_sums, run_loop
-from .checkpoint import atomic_write, save_checkpoint, latest_checkpoint, remove_partial
+from .checkpoint import save_checkpoint, latest_checkpoint, remove_partial
+from .files import UnsafePath, atomic_write, check_run_folder, open_append, short_path
 from .checkpoint import load_checkpoint, load_checkpoint_part, read_checkpoint
 from .config import RunSettings, RaySettings, HeadRestart, DEFAULT_ENV, DEFAULT_AGENT, ConfigError
 from .config import config_files, parse_config, flag_bindings
@@ -104,10 +105,17 @@ def check_run_id(run_id: str, flag: str = '--run-id') -> str:
     return run_id
 
 def check_results_dir(path: Path) -> Path:
-    "Refuse a --results-dir that is a file, or under a file, or in a folder this user cannot write to (nothing written)."
+    """Refuse a --results-dir that is empty, too long for the system, a file, under a file, or in a folder this user
+    cannot write to (nothing written)."""
+    if not str(path).strip():
+        raise ValueError("--results-dir '' names no folder: give one (e.g. --results-dir results; it is created if "
+                         "missing).")
     path = Path(path)
+    try: os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError): pass      # missing (created later), or under a file (said below)
+    except OSError as e: raise ValueError(f"--results-dir {short_path(path)}: {e.strerror}.") from None
     probe = path
-    while not probe.exists() and probe != probe.parent: probe = probe.parent
+    while not os.path.lexists(probe) and probe != probe.parent: probe = probe.parent
     if not probe.is_dir():
         raise ValueError(f"--results-dir {path}: {probe} is a file, not a folder; give a folder (it is created if "
                          "missing).")
@@ -118,6 +126,7 @@ def check_results_dir(path: Path) -> Path:
 def check_run_dir(path: Path, resume: bool, force: bool):
     "Refuse an existing run directory unless `resume` or `force`; refuse resuming what does not exist."
     if resume and force: raise ValueError("Choose one of --resume (continue the run) and --force (delete it, start over).")
+    check_run_folder(path)      # a plain folder of plain files (or missing): never one with links to elsewhere
     if resume:
         if not (path / 'config.gin').exists():
             raise FileNotFoundError(f"Cannot resume: {path} holds no run (no config.gin). Drop --resume to start it.")
@@ -231,7 +240,7 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                          "steps (--steps).")
     src = None
     if initialize_from:
-        src = latest_checkpoint(results_dir / initialize_from / 'checkpoints')
+        src = latest_checkpoint(check_run_folder(results_dir / initialize_from) / 'checkpoints')
         if src is None: raise FileNotFoundError(f"--initialize-from {initialize_from}: no checkpoint in "
                                                 f"{results_dir / initialize_from / 'checkpoints'}.")
     info = dict(run_id=run_id, run_dir=str(run_dir), env=cfg.env, agent=cfg.agent, n_envs=cfg.n_envs,
@@ -331,12 +340,13 @@ def _train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ini
 def _open_run_dir(run_dir, run_id, force):
     """(Re)create the run directory and write the operative config, the record of every setting of the run; and add a
     line to `environment.jsonl`, the record of what ran it (each start and resume: packages, machine, devices)."""
-    if force and run_dir.exists(): shutil.rmtree(run_dir)
+    if force and run_dir.exists(): shutil.rmtree(check_run_folder(run_dir))
     run_dir.mkdir(parents=True, exist_ok=True)
+    check_run_folder(run_dir)
     remove_partial(run_dir / 'checkpoints')       # a checkpoint a killed run was writing when it died
     atomic_write(run_dir / 'config.gin', (f"# reaver_nb run {run_id}; written {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
                                           + gin.operative_config_str()).encode())
-    with open(run_dir / 'environment.jsonl', 'a') as f: f.write(json.dumps(machine_record()) + '\n')
+    with open_append(run_dir / 'environment.jsonl', 'environment.jsonl') as f: f.write(json.dumps(machine_record()) + '\n')
 
 _PACKAGES = ('reaver_nb', 'jax', 'jaxlib', 'flax', 'optax', 'numpy', 'gymnasium', 'gin-config', 'pysc2', 'gymnax')
 
@@ -453,6 +463,7 @@ def load_run(run: str | Path, results_dir: str | Path = 'results', checkpoint: s
     """The run `run` (a run id under `results_dir`, or a run directory), its settings, agent and every seed's weights
     from its newest checkpoint (or `checkpoint`). Parses the run's config into gin (clearing other bindings)."""
     run_dir = Path(run) if isinstance(run, Path) or '/' in str(run) else Path(results_dir) / check_run_id(run)
+    check_run_folder(run_dir)
     if not (run_dir / 'config.gin').exists():
         raise FileNotFoundError(f"No run {str(run)!r} in {results_dir} (no config.gin). Train it first, or check "
                                 "--run-id / --results-dir.")
@@ -488,6 +499,7 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
     for flag, v, lo, hi in (('--episodes', episodes, 1, 10 ** 6), ('--n-envs', n_envs, 1, 65536), ('--seed', seed, 0, 2 ** 31 - 1)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
             raise ValueError(f"{flag} {v!r} is out of range: give a whole number from {lo:,} to {hi:,}.")
+    check_results_dir(results_dir); check_run_folder(run_dir)
     compilation_cache()
     with on_device(device):
         if not (run_dir / 'config.gin').exists():

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 from ..training.logger import StopTraining, format_row
 from ..results import new_figure
+from ..training.files import check_run_folder, read_jsonl
 
 # %% auto #0
 __all__ = ['NOTEBOOK_EXTRA', 'PANELS', 'in_notebook', 'in_colab', 'training_figure', 'figure_png', 'plot_run', 'Dashboard',
@@ -42,9 +43,8 @@ PANELS = [('ep_return_mean', 'episode return'), ('policy_loss', 'policy loss'), 
           ('entropy', 'entropy'), ('grad_norm', 'gradient norm'), ('fps', 'frames per second')]
 
 def _series(rows, key):
-    xs = np.array([r['frames'] for r in rows if r.get(key) is not None], float)
-    ys = np.array([r[key] for r in rows if r.get(key) is not None], float)
-    return xs, ys
+    ok = [r for r in rows if isinstance(r.get(key), (int, float)) and not isinstance(r.get(key), bool)]
+    return np.array([r['frames'] for r in ok], float), np.array([r[key] for r in ok], float)
 
 def training_figure(rows: list[dict], title: str = '', running: int = 10):
     "A matplotlib Figure of a run's logged rows (six panels against frames)."
@@ -78,15 +78,14 @@ def figure_png(fig, dpi: int = 72) -> bytes:
 
 def plot_run(run_dir: str | Path, save: bool = True):
     "The training figure of a finished (or running) run from its `metrics.jsonl`; saved as `plots/training.png`."
-    run_dir = Path(run_dir)
+    run_dir = check_run_folder(run_dir)
     p = run_dir / 'metrics.jsonl'
     if not p.exists(): raise FileNotFoundError(f"{p} does not exist: train the run first (`reaver train --run-id "
                                                f"{run_dir.name}`), or check the run directory.")
-    rows = [json.loads(l) for l in p.read_text().splitlines() if l.strip()]
+    rows = [r for r in read_jsonl(p, what='metrics.jsonl') if isinstance(r.get('frames'), (int, float))]
     fig = training_figure(rows, title=run_dir.name)
     if save:
-        (run_dir / 'plots').mkdir(exist_ok=True)
-        fig.savefig(run_dir / 'plots' / 'training.png', dpi=100)
+        fig.save(run_dir / 'plots' / 'training.png', dpi=100)
     return fig
 
 # %% ../../nbs/23_dashboard.ipynb #c011
@@ -184,7 +183,7 @@ class Dashboard:
             if not self.run.get('run_dir'): return None
             path = Path(self.run['run_dir']) / 'plots' / 'training.png'
         path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-        self.figure().savefig(path, dpi=100)
+        self.figure().save(path, dpi=100)
         return path
 
     def _status(self, frames, row, note=''):
