@@ -2,7 +2,8 @@
 laid out like the real ones: a ZipCrypto-encrypted game zip (StarCraftII/Versions/Base75689/SC2_x64, ...), an
 unencrypted mini_games.zip and an encrypted ladder map pack. Every failure test also checks that no half-installed
 game and no staging folder is left behind."""
-import hashlib, http.server, importlib, io, json, os, shutil, stat, struct, subprocess, sys, threading, types
+import functools, hashlib, http.server, importlib, io, json, os, re, shutil, stat, struct, subprocess, sys, tempfile
+import threading, types
 import urllib.request, zipfile, zlib
 from pathlib import Path
 import pytest
@@ -42,29 +43,34 @@ class ZipCrypto:
         return bytes(out)
 
 def make_zip(entries, password: bytes | None = None) -> bytes:
-    """A stored (uncompressed) zip of `entries`: (name, data, mode) with mode a full st_mode (S_IFREG/S_IFDIR/S_IFLNK;
-    a symlink's data is its destination), made on Unix (create_system 3). With `password`: ZipCrypto, flag bit 0,
-    a 12-byte encryption header whose last byte is the CRC's high byte. A non-ASCII name is stored as UTF-8 (flag
-    bit 11). A fourth item, a dict, crafts the entry: `extra` (bytes, both headers), `central_extra`, `local_extra`,
-    `local_name` (bytes), `host` (create_system), `attr` (the whole external attributes)."""
+    """A zip of `entries`, stored (uncompressed) unless crafted otherwise: (name, data, mode) with mode a full st_mode
+    (S_IFREG/S_IFDIR/S_IFLNK; a symlink's data is its destination), made on Unix (create_system 3). With `password`:
+    ZipCrypto, flag bit 0, a 12-byte encryption header whose last byte is the declared CRC's high byte. A non-ASCII
+    name is stored as UTF-8 (flag bit 11). A fourth item, a dict, crafts the entry: `extra` (bytes, both headers),
+    `central_extra`, `local_extra`, `local_name` (bytes), `host` (create_system), `attr` (the whole external
+    attributes), `method` (8: the data is deflated; another number is only written in the headers), `size` and `crc`
+    (the uncompressed size and CRC-32 declared in both headers, instead of the data's)."""
     out, central = io.BytesIO(), []
     for name, data, mode, *more in entries:
         o = more[0] if more else {}
-        crc = zlib.crc32(data)
+        crc, size, method = o.get('crc', zlib.crc32(data)), o.get('size', len(data)), o.get('method', 0)
         body, flags = data, 0 if name.isascii() else 0x800
+        if method == 8:
+            squeeze = zlib.compressobj(9, zlib.DEFLATED, -15)
+            body = squeeze.compress(data) + squeeze.flush()
         if password:
             z = ZipCrypto(password)
-            body, flags = z.encrypt(os.urandom(11) + bytes([crc >> 24])) + z.encrypt(data), flags | 1
+            body, flags = z.encrypt(os.urandom(11) + bytes([crc >> 24])) + z.encrypt(body), flags | 1
         offset, raw = out.tell(), name.encode()
         local_name = o.get('local_name', raw)
         local_extra = o.get('local_extra', o.get('extra', b''))
         central_extra = o.get('central_extra', o.get('extra', b''))
-        out.write(struct.pack('<IHHHHHIIIHH', 0x04034B50, 20, flags, 0, 0, 0x21, crc, len(body), len(data),
+        out.write(struct.pack('<IHHHHHIIIHH', 0x04034B50, 20, flags, method, 0, 0x21, crc, len(body), size,
                               len(local_name), len(local_extra)))
         out.write(local_name + local_extra + body)
         attr = o.get('attr', (mode << 16) | (0x10 if stat.S_ISDIR(mode) else 0))
-        central.append(struct.pack('<IHHHHHHIIIHHHHHII', 0x02014B50, (o.get('host', 3) << 8) | 20, 20, flags, 0, 0,
-                                   0x21, crc, len(body), len(data), len(raw), len(central_extra), 0, 0, 0, attr,
+        central.append(struct.pack('<IHHHHHHIIIHHHHHII', 0x02014B50, (o.get('host', 3) << 8) | 20, 20, flags,
+                                   method, 0, 0x21, crc, len(body), size, len(raw), len(central_extra), 0, 0, 0, attr,
                                    offset) + raw + central_extra)
     start = out.tell()
     for c in central: out.write(c)
@@ -386,11 +392,24 @@ ATTACKS = {
     'link-to-link-outside': ('StarCraftII/Libs/b', [('StarCraftII/Libs/a', b'b', LINK),
                                                     ('StarCraftII/Libs/b', b'../../../..', LINK)]),
     'nul-in-link': ('StarCraftII/Libs/n', [('StarCraftII/Libs/n', b'x\x00/../../../..', LINK)]),
+    'bzip2-member': ('StarCraftII/Libs/bz', [('StarCraftII/Libs/bz', b'x', FILE, {'method': 12})]),
+    'long-link': ('StarCraftII/Libs/long', [('StarCraftII/Libs/long', b'a/' * 2100, LINK)]),
+    # a link declaring 1 byte (with that byte's CRC) that holds 10 KB more: its destination is read as declared
+    'link-larger-than-declared': ('StarCraftII/Libs/lie', [('StarCraftII/Libs/lie', b'x' + b'/' * 10_000, LINK,
+                                                            {'size': 1, 'crc': zlib.crc32(b'x')})]),
 }
 
 def everything(folder: Path) -> set[str]:
     "Every path under `folder` (symlinks not followed), relative."
     return {p.relative_to(folder).as_posix() for p in folder.rglob('*')}
+
+def names_and_folders(entries) -> set[str]:
+    "The entries' names and every folder above them."
+    out = set()
+    for name, *_ in entries:
+        parts = name.rstrip('/').split('/')
+        out |= {'/'.join(parts[:k]) for k in range(1, len(parts) + 1)}
+    return out
 
 @pytest.mark.parametrize('attack', ATTACKS)
 def test_crafted_member_refused_by_install(server, tmp_path, attack):
@@ -431,20 +450,30 @@ def test_the_unicode_path_attack_is_real(tmp_path):
     assert os.readlink(out / 'StarCraftII/Libs/asi') == '/etc'                          # unzip: a symlink to /etc
 
 @pytest.mark.skipif(not HAS_UNZIP, reason='no unzip program')
-def test_unzip_gets_the_checked_names_and_is_audited(tmp_path, monkeypatch):
-    "Defence in depth, with the name checks switched off: unzip extracts only the checked names, and what it wrote is "
-    "compared with the listing."
+def test_unzip_only_gives_bytes(tmp_path, monkeypatch):
+    "Defence in depth, with the name checks switched off: unzip reads the member as 'esc', but it only supplies the "
+    "bytes; Python writes them under the name (and as the link) the checks accepted, so no 'esc' appears."
     archive = tmp_path / 'game.zip'
     archive.write_bytes(make_zip(game_entries(ATTACKS['unicode-path-renames-a-link'][1]), PASSWORD))
     monkeypatch.setattr(sc2i, '_refusal', lambda info, local: None)
     dest = tmp_path / 'out'
-    with pytest.raises(sc2i.UnsafeArchive, match=f"does not find the member '{RENAMED}'"):
-        sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
-    assert not os.path.lexists(dest / 'esc')
-    monkeypatch.setattr(sc2i, '_batches', lambda args: [['*']])         # now unzip extracts whatever it sees
+    sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
+    assert not os.path.lexists(dest / 'esc') and os.readlink(dest / RENAMED) == '../../..'
+    assert everything(dest) == names_and_folders(game_entries()) | {'StarCraftII/Libs/deep', RENAMED}
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_what_was_written_is_audited(tmp_path, monkeypatch, extractor):
+    "Defence in depth: should anything but the listing's members appear in the folder while unpacking, the archive is "
+    "refused and what was written removed."
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(), PASSWORD))
+    put = sc2i._Writer.put
+    def put_and_stray(self, m, data):
+        put(self, m, data)
+        if not os.path.lexists(os.path.join(self.dest, 'esc')): os.symlink('/etc', os.path.join(self.dest, 'esc'))
+    monkeypatch.setattr(sc2i._Writer, 'put', put_and_stray)
     with pytest.raises(sc2i.UnsafeArchive, match="wrote 'esc', which is not in the listing"):
-        sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
-    assert everything(tmp_path) <= {'game.zip', 'out'}
+        sc2i.extract(archive, tmp_path / 'out', PASSWORD.decode(), extractor)
+    assert everything(tmp_path) == {'game.zip'}
 
 def test_link_out_of_a_nested_game_folder_refused(server, tmp_path):
     "In SC2.4.9.2/StarCraftII/, a symlink to ../x is inside the zip but outside the install once moved into place."
@@ -481,10 +510,8 @@ ODD_NAMES = [('StarCraftII/Maps/[x]*?.SC2Map', b'brackets', FILE), ('StarCraftII
              ('StarCraftII/-d', b'dash', FILE), ('StarCraftII/-x', b'dash x', FILE)]
 
 @pytest.mark.parametrize('extractor', EXTRACTORS)
-def test_wildcards_and_dashes_in_names(tmp_path, extractor, monkeypatch):
-    "unzip is given each name escaped: wildcards match only themselves, a leading '-' is not an option; in small "
-    "batches too."
-    monkeypatch.setattr(sc2i, '_batches', lambda args: [args[i:i + 3] for i in range(0, len(args), 3)])
+def test_wildcards_and_dashes_in_names(tmp_path, extractor):
+    "Names with wildcards or a leading '-' are written as they are (unzip is given no names, only the archive)."
     archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(ODD_NAMES), PASSWORD))
     dest = tmp_path / 'out'
     sc2i.extract(archive, dest, PASSWORD.decode(), extractor)
@@ -496,9 +523,8 @@ def test_wildcards_and_dashes_in_names(tmp_path, extractor, monkeypatch):
     assert everything(dest) == names
 
 @pytest.mark.parametrize('extractor', EXTRACTORS)
-def test_non_ascii_names_use_zipfile(tmp_path, extractor, capsys):
-    "Names unzip might spell otherwise (not ASCII) are unpacked with zipfile, under the checked names; the rest with "
-    "unzip."
+def test_non_ascii_names_kept(tmp_path, extractor):
+    "Names unzip might spell otherwise (not ASCII) are written under the checked names: unzip only gives the bytes."
     archive = tmp_path / 'maps.zip'
     archive.write_bytes(make_zip([('Ladder/', b'', DIR), ('Ladder/Café.SC2Map', b'cafe', FILE),
                                   ('Ladder/plain.SC2Map', b'p', FILE), ('Ladder/ç', 'Café.SC2Map'.encode(), LINK)]))
@@ -507,7 +533,6 @@ def test_non_ascii_names_use_zipfile(tmp_path, extractor, capsys):
     assert (tmp_path / 'out/Ladder/plain.SC2Map').read_bytes() == b'p'
     assert os.readlink(tmp_path / 'out/Ladder/ç') == 'Café.SC2Map'
     assert everything(tmp_path / 'out') == {'Ladder', 'Ladder/Café.SC2Map', 'Ladder/plain.SC2Map', 'Ladder/ç'}
-    assert ("2 member(s) of maps.zip with Python's zipfile" in capsys.readouterr().out) == (extractor == 'unzip')
 
 @pytest.mark.parametrize('extractor', EXTRACTORS)
 def test_no_world_writable_files(tmp_path, extractor):
@@ -517,6 +542,163 @@ def test_no_world_writable_files(tmp_path, extractor):
     sc2i.extract(archive, tmp_path / 'out', None, extractor)
     for p in ('d', 'd/f'): assert stat.S_IMODE((tmp_path / 'out' / p).stat().st_mode) & 0o022 == 0, p
     assert os.access(tmp_path / 'out/d/f', os.X_OK)
+
+# %% declared sizes: no member gets more bytes than the listing declares (the sizes the free-space check counts)
+def written_here() -> int | None:
+    "Bytes this thread has written so far (files, pipes, the terminal; not unzip's), from /proc; None without /proc."
+    try: return int(re.search(r'^wchar: (\d+)$', Path('/proc/thread-self/io').read_text(), re.M)[1])
+    except (OSError, TypeError): return None
+
+LIAR = 'StarCraftII/Versions/Base75689/SC2_x64'
+BIG = {'stored': 256 << 10, 'deflated': 32 << 20}   # behind a declared 1,000 bytes (stored: encrypted in pure Python)
+
+@functools.lru_cache(maxsize=None)
+def lying_zip(method: str, crc_of: str, password: bytes | None = PASSWORD) -> bytes:
+    """A game zip whose SC2_x64 declares 1,000 bytes but holds BIG[method], with the CRC-32 of all of them ('all': what
+    unzip checks, so unzip alone unpacks it without a word) or of the first 1,000 ('prefix': what a reader that stops at
+    the declared size checks)."""
+    data = bytes(range(256)) * (BIG[method] // 256)
+    o = {'size': 1000, 'crc': zlib.crc32(data if crc_of == 'all' else data[:1000]), 'method': 8 if method == 'deflated'
+         else 0}
+    return make_zip([e for e in game_entries() if e[0] != LIAR] + [(LIAR, data, EXE, o)], password)
+
+def declared(archive: Path) -> int:
+    with zipfile.ZipFile(archive) as zf: return sum(i.file_size for i in zf.infolist())
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+@pytest.mark.parametrize('method', ['stored', 'deflated'])
+@pytest.mark.parametrize('crc_of', ['all', 'prefix'])
+def test_member_larger_than_declared_refused(tmp_path, extractor, method, crc_of):
+    "A ZipCrypto member declaring 1,000 bytes that holds 256 KiB (stored) or 32 MiB (deflated): refused in one line, "
+    "nothing left, and no more written meanwhile than the listing declares (what the free-space check counted)."
+    archive = tmp_path / 'game.zip'; archive.write_bytes(lying_zip(method, crc_of))
+    tempfile.gettempdir()       # its first call in a process writes a 4-byte probe file: not the extraction's doing
+    start = written_here()
+    with pytest.raises(sc2i.UnsafeArchive) as e: sc2i.extract(archive, tmp_path / 'a' / 'out', PASSWORD.decode(),
+                                                              extractor)
+    wrote = None if start is None else written_here() - start
+    msg = str(e.value)
+    assert msg.startswith('refusing game.zip: ') and msg.endswith('what was written was removed') and '\n' not in msg
+    assert (repr(LIAR) in msg) if (extractor, crc_of) != ('unzip', 'prefix') else \
+        'unzip gives more data than the' in msg     # the 1,000 bytes unzip gives for it pass; the extra ones do not
+    assert everything(tmp_path) == {'game.zip'}
+    if wrote is not None: assert wrote <= declared(archive) < 4000, wrote
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_install_refuses_member_larger_than_declared(server, tmp_path, extractor):
+    "Through install(): the game zip passes the download checks (its listing is fine), unpacking refuses it, nothing "
+    "is installed or left behind."
+    target = tmp_path / 'StarCraftII'
+    server.files['/Linux/SC2.4.10.zip'] = lying_zip('deflated', 'all')
+    with pytest.raises(sc2i.UnsafeArchive, match=f"{LIAR!r}|more data than"):
+        run(server, target, extractor=extractor, keep_archive=True, maps=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['SC2.4.10.zip'] and not leftovers(tmp_path)
+
+@pytest.mark.skipif(not HAS_UNZIP, reason='no unzip program')
+def test_the_size_lie_is_real(tmp_path):
+    "Without the checks, unzip unpacks all 256 KiB of the member declaring 1,000 bytes (exit code 1, 'warnings only', "
+    "which the installer used to accept; 0 when deflated), and zipfile returns its first 1,000 without saying that "
+    "more follows."
+    archive = tmp_path / 'game.zip'; archive.write_bytes(lying_zip('stored', 'all'))
+    r = subprocess.run(['unzip', '-q', '-P', PASSWORD.decode(), str(archive), '-d', str(tmp_path / 'out')],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and 'ucsize 1000 <> csize 262144' in r.stdout + r.stderr, r
+    assert (tmp_path / 'out' / LIAR).stat().st_size == BIG['stored']
+    with zipfile.ZipFile(io.BytesIO(lying_zip('stored', 'prefix'))) as zf:
+        assert len(zf.read(LIAR, pwd=PASSWORD)) == 1000
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+@pytest.mark.parametrize('method', ['stored', 'deflated'])
+def test_member_smaller_than_declared_refused(tmp_path, extractor, method):
+    "A member holding 3,000 bytes that declares 5,000 (CRC of what it holds): refused too, in one line, nothing left."
+    short = ('StarCraftII/Libs/short', b's' * 3000, FILE, {'size': 5000, 'method': 8 if method == 'deflated' else 0})
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries([short]), PASSWORD))
+    with pytest.raises(sc2i.InstallError) as e: sc2i.extract(archive, tmp_path / 'out', PASSWORD.decode(), extractor)
+    msg = str(e.value)
+    assert '\n' not in msg and ("'StarCraftII/Libs/short' holds 3000 bytes, fewer than the 5000" in msg
+                                if extractor == 'python' else 'unzip' in msg), msg
+    assert everything(tmp_path) == {'game.zip'}
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+@pytest.mark.parametrize('password', [PASSWORD, None])
+def test_crc_mismatch_refused(tmp_path, extractor, password):
+    "A member whose data does not have the declared CRC-32 (its size is right): refused, nothing left."
+    data = b'damaged' * 100
+    bad = ('StarCraftII/Libs/bad', data, FILE, {'crc': zlib.crc32(data) ^ 1})     # same high byte: the password checks
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries([bad]), password))
+    with pytest.raises(sc2i.UnsafeArchive) as e:
+        sc2i.extract(archive, tmp_path / 'out', password and password.decode(), extractor)
+    msg = str(e.value)
+    assert "'StarCraftII/Libs/bad'" in msg and 'CRC-32' in msg and '\n' not in msg, msg
+    assert everything(tmp_path) == {'game.zip'}
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_encrypted_without_password_refused(tmp_path, extractor):
+    "No password for an encrypted archive: one line before anything is written (unzip would ask on the terminal)."
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(), PASSWORD))
+    with pytest.raises(sc2i.InstallError, match="is encrypted and no password was given"):
+        sc2i.extract(archive, tmp_path / 'out', None, extractor)
+    assert everything(tmp_path) == {'game.zip'}
+
+MANY = [('StarCraftII/', b'', DIR)] + [(f'StarCraftII/d{k // 100}/f{k}', b'%d.' % k * 3, FILE) for k in range(3000)]
+
+@functools.lru_cache(maxsize=None)
+def many_zip() -> bytes: return make_zip(MANY, PASSWORD)
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_wrong_password_refused(tmp_path, extractor):
+    "A wrong password: one line (unzip's exit code 82, or zipfile's 'Bad password'), nothing left."
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(), PASSWORD))
+    with pytest.raises(sc2i.InstallError) as e: sc2i.extract(archive, tmp_path / 'out', 'not the password', extractor)
+    assert '\n' not in str(e.value) and 'game.zip' in str(e.value), e.value
+    assert everything(tmp_path) == {'game.zip'}
+
+@pytest.mark.parametrize('extractor', EXTRACTORS)
+def test_many_members(tmp_path, extractor):
+    "3,000 members in 30 folders, encrypted (60,000 took unzip minutes when it was given their names): each file has "
+    "its own bytes, nothing else is written."
+    entries = MANY
+    archive = tmp_path / 'many.zip'; archive.write_bytes(many_zip())
+    dest = tmp_path / 'out'
+    sc2i.extract(archive, dest, PASSWORD.decode(), extractor)
+    assert everything(dest) == names_and_folders(entries)
+    for name, data, _ in entries[1:]: assert (dest / name).read_bytes() == data, name
+
+FAKE_UNZIP = '''import sys, zipfile
+"A stand-in for `unzip -p [-P PASSWORD] ARCHIVE` made with zipfile, whose output is off in one way: MODE."
+mode, args = sys.argv[1], sys.argv[2:]
+assert args[0] == '-p', args
+pwd = args[2].encode() if args[1] == '-P' else None
+if mode == 'wrong-password': sys.exit(82)            # what unzip does: no output, exit code 82
+with zipfile.ZipFile(args[-1]) as zf:
+    infos = zf.infolist()[::-1] if mode == 'reversed' else zf.infolist()
+    out = b''.join(zf.read(i, pwd=pwd) for i in infos)
+sys.stdout.buffer.write(out[:-1] if mode == 'short' else out + b'x' if mode == 'extra' else out)
+'''
+
+@pytest.mark.parametrize('mode', ['as-is', 'reversed', 'short', 'extra', 'wrong-password'])
+def test_unzip_output_checked_against_listing(tmp_path, monkeypatch, mode):
+    "unzip's output is used only as far as it matches the listing, member by member: members in another order, a "
+    "byte missing or one too many, or unzip's own error refuse the archive in one line, and nothing is left. (A fake "
+    "unzip on PATH, so this runs without the program too.)"
+    bin_ = tmp_path / 'bin'; bin_.mkdir()
+    (bin_ / 'fake_unzip.py').write_text(FAKE_UNZIP)
+    (bin_ / 'unzip').write_text(f'#!/bin/sh\nexec "{sys.executable}" "{bin_ / "fake_unzip.py"}" {mode} "$@"\n')
+    (bin_ / 'unzip').chmod(0o755)
+    monkeypatch.setenv('PATH', f'{bin_}{os.pathsep}{os.environ.get("PATH", "")}')
+    archive = tmp_path / 'game.zip'; archive.write_bytes(make_zip(game_entries(), PASSWORD))
+    dest = tmp_path / 'out'
+    if mode == 'as-is':                                  # the fake itself is right
+        sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
+        assert (dest / LIAR).read_bytes() == SC2_X64 and everything(dest) == names_and_folders(game_entries())
+        return
+    with pytest.raises(sc2i.InstallError) as e: sc2i.extract(archive, dest, PASSWORD.decode(), 'unzip')
+    msg = str(e.value)
+    assert {'reversed': f"the {len(SC2_X64)} bytes unzip gives for {LIAR!r} do not have the CRC-32",
+            'short': "unzip's output ends 3 bytes into 'StarCraftII/Battle.net/x'",
+            'extra': f'unzip gives more data than the {declared(archive)} bytes the listing declares',
+            'wrong-password': 'exit code 82: wrong password'}[mode] in msg and '\n' not in msg, msg
+    assert everything(tmp_path) == {'bin', 'bin/unzip', 'bin/fake_unzip.py', 'game.zip'}
 
 # %% https only
 @pytest.mark.parametrize('where', ['base_url', 'maps_url'])

@@ -14,10 +14,12 @@ Downloads use https only (`allow_http=True` / `--allow-http` admits plain http t
 for tests and local mirrors), and a redirect elsewhere is refused. A file is checked against its sha256 where one is
 pinned (`SHA256`), else against the digest recorded in the install (`INSTALL_RECORD`) when the same file was installed
 there before; a file already on disk is verified, never trusted for its size. Every archive member is checked before
-anything is unpacked, under the name and file type that Info-ZIP's unzip would give it.
+anything is unpacked, under the name and file type that Info-ZIP's unzip would give it, and no member is given more
+bytes than the zip's listing declares for it (the size the free-space check counts): Python writes every file, cutting
+what unzip (or zipfile) decrypts at the declared sizes and checking each file's CRC-32.
 """
 from __future__ import annotations
-import argparse, hashlib, http.client, ipaddress, json, os, re, shutil, stat, struct, subprocess, sys, tempfile
+import argparse, copy, hashlib, http.client, ipaddress, json, os, re, shutil, stat, struct, subprocess, sys, tempfile
 import urllib.error, urllib.parse, urllib.request, zipfile, zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +50,8 @@ class NotEnoughDiskSpace(InstallError): "A disk has too little free space for th
 class DownloadError(InstallError): "The server answered with an error, or the connection dropped."
 class ChecksumMismatch(DownloadError): "The downloaded file has the wrong size or sha256 (it has been deleted)."
 class UnsafeArchive(InstallError):
-    "An archive member could land outside the install folder, or under another name than checked (nothing was kept)."
+    """An archive member could land outside the install folder, or under another name than checked, or holds other data
+    than its listing declares (nothing was kept)."""
 
 # %% what to download
 @dataclass(frozen=True)
@@ -364,12 +367,20 @@ def _download(url, dest, size=None, sha256=None, progress=True, timeout=60.0, be
              f'stale; downloading it again from the start')
 
 # %% safe extraction
-# Two programs unpack: Info-ZIP's unzip (fast: it decrypts ZipCrypto in C) and Python's zipfile (hours on the 4 GB
-# game). The checks read the listing with zipfile, so every way unzip could name or type a member differently from
-# zipfile is refused (see `_refusal`); unzip is then given the accepted names one by one, and what it wrote is compared
+# Two programs decrypt and inflate: Info-ZIP's unzip (fast: ZipCrypto in C) and Python's zipfile (hours on the 4 GB
+# game). The checks read the listing with zipfile, and every way unzip could name or type a member differently from
+# zipfile is refused (see `_refusal`). Either way Python then makes every folder, file and symlink itself, under the
+# names, types and link destinations the checks accepted, and gives no member more bytes than the listing declares for
+# it, so the free-space check (made on the declared sizes) holds: unzip is only a byte source (`unzip -p`, the data of
+# every member in the listing's order on one pipe; it writes nothing), cut at the declared sizes, each piece checked
+# against its member's CRC-32 and the whole against the sum of the sizes (`_unzip_binary`); zipfile's reader is stopped
+# one byte past the declared size (`_zip_data`), and the same checks apply (`_checked`). What was written is compared
 # with the listing afterwards (`_audit`).
 UNICODE_PATH, ASI_UNIX = 0x7075, 0x756E   # extra fields that unzip reads and zipfile does not: a name, a file type
 UNIX = 3                                  # ZipInfo.create_system of zips made on Unix
+_CONTROL = re.compile('[\x00-\x1f\x7f]')
+METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)   # compressions unpacked: both readers bound what they inflate
+MAX_LINK = 4095                           # bytes in a symlink's destination (Linux's PATH_MAX, less its NUL)
 
 def _is_link(info: zipfile.ZipInfo) -> bool:
     return info.create_system == UNIX and stat.S_ISLNK(info.external_attr >> 16)
@@ -423,7 +434,7 @@ def _refusal(info: zipfile.ZipInfo, local: tuple[bytes, bytes] | None) -> str | 
     name = info.orig_filename                   # before zipfile cuts it at a NUL
     if not name: return 'has an empty name'
     if '\x00' in name: return 'has a NUL byte in its name'
-    if any(ord(c) < 32 or ord(c) == 127 for c in name): return 'has a control character in its name'
+    if _CONTROL.search(name): return 'has a control character in its name'
     if '\\' in name: return 'has a backslash in its name (unzip reads it as a folder separator in some zips)'
     if name.startswith('/') or re.match(r'[A-Za-z]:', name): return 'is an absolute path'
     parts = name.removesuffix('/').split('/')
@@ -446,6 +457,8 @@ def _refusal(info: zipfile.ZipInfo, local: tuple[bytes, bytes] | None) -> str | 
                 return f'has an ASi Unix extra field (0x756e) in its {where} that unzip would take its file type from'
     if stat.S_ISLNK(info.external_attr >> 16) and info.create_system != UNIX:
         return f'is a symlink made on a system other than Unix (create_system {info.create_system})'
+    if info.compress_type not in METHODS:
+        return f'is compressed with method {info.compress_type} (only stored and deflated members are unpacked)'
     return None
 
 def safe_members(zf: zipfile.ZipFile, password: str | None = None,
@@ -454,9 +467,10 @@ def safe_members(zf: zipfile.ZipFile, password: str | None = None,
     (reading only symlink destinations, small). Raise `UnsafeArchive` naming the members if any is refused: a name
     that is not a plain relative path (absolute, '..', '.', '//', backslash, NUL or control character), a name or file
     type that unzip would read differently (Unicode Path or ASi extra fields, local header differing from the
-    listing), a path given twice, a member under a symlink or a file, a symlink whose destination leaves the folder or
-    goes through another symlink. `root`: a sub-folder that becomes the install (the game's StarCraftII/): symlinks
-    inside it must stay inside it."""
+    listing), a compression other than stored or deflated, a path given twice, a member under a symlink or a file, a
+    symlink whose destination leaves the folder, goes through another symlink or is longer than a path (or whose data
+    is not its declared size and CRC-32). `root`: a sub-folder that becomes the install (the game's StarCraftII/):
+    symlinks inside it must stay inside it."""
     bad, seen, members = [], {}, {}
     for info in zf.infolist():
         why = _refusal(info, _local_header(zf, info))
@@ -474,6 +488,9 @@ def safe_members(zf: zipfile.ZipFile, password: str | None = None,
             bad.append(f'{name!r} lies under the {"symlink" if above in links else "file"} {"/".join(above)!r}')
             del members[name]; continue
         if m.parts not in links: continue
+        if m.info.file_size > MAX_LINK:
+            bad.append(f'{name!r} is a symlink to a destination of {m.info.file_size} bytes (at most {MAX_LINK})')
+            del members[name]; continue
         target = _read(zf, m.info, password)
         floor = root if root and m.parts[:len(root)] == root else ()
         shown = target.decode('utf-8', 'backslashreplace')
@@ -498,11 +515,10 @@ def _open_zip(file: Path, name: str | None = None, advice: str = '; delete it an
         raise InstallError(f'{name or Path(file).name} is not a valid zip archive ({e}){advice}') from None
 
 def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, password: str | None) -> bytes:
-    try: return zf.read(info, pwd=password.encode() if password else None)
-    except RuntimeError as e:  # zipfile's "Bad password for file"
-        raise InstallError(f'cannot decrypt {_name(zf)}: {e}') from None
-    except (zipfile.BadZipFile, EOFError, zlib.error) as e:
-        raise InstallError(f'{_name(zf)} is damaged ({e}); delete it and re-run') from None
+    "The data of a small member (a symlink's destination), read as `extract` reads members: exactly its declared size."
+    try: return b''.join(_checked(_zip_data(zf, info, password), info))
+    except _Mismatch as e:
+        raise UnsafeArchive(f'refusing to unpack {_name(zf)}: {e}; nothing was extracted') from None
 
 def _choose_extractor(extractor: str) -> str:
     if extractor not in ('auto', 'unzip', 'python'):
@@ -512,107 +528,180 @@ def _choose_extractor(extractor: str) -> str:
         raise InstallError("the 'unzip' program is not installed (apt-get install unzip), use extractor='python'")
     return extractor
 
-def _plain(m: Member) -> bool:
-    """Whether a member's name (and link target) is plain printable ASCII. unzip may convert other names (code pages,
-    #Uxxxx escapes), so those members are unpacked with zipfile, which uses the checked names."""
-    return m.info.filename.isascii() and (m.link is None or all(32 <= b < 127 for b in m.link))
+class _Mismatch(Exception):
+    "A member's data is not what the listing declares (the message names it; the caller says what is refused)."
 
-def _unzip_pattern(name: str) -> str:
-    "`name` as an unzip argument that matches only that name: wildcards escaped, and no leading '-' (an option)."
-    p = re.sub(r'([][*?])', r'\\\1', name)
-    return '\\' + p if p.startswith('-') else p
+def _checked(chunks, info: zipfile.ZipInfo, unzip: bool = False):
+    """Pass on `chunks`, the data of the member `info`, while they stay within its declared size; at their end check
+    that they came to exactly that size and have the declared CRC-32 (else `_Mismatch`). `unzip`: the chunks are unzip's
+    output cut at the declared sizes (never more), so a member holding more than it declares shows up further on."""
+    size, left, crc, name = info.file_size, info.file_size, 0, info.orig_filename
+    for chunk in chunks:
+        if len(chunk) > left:
+            raise _Mismatch(f'{name!r} holds more data than the {size} bytes the listing declares for it')
+        left -= len(chunk); crc = zlib.crc32(chunk, crc)
+        yield chunk
+    if left:
+        raise _Mismatch(f"unzip's output ends {size - left} bytes into {name!r}, which the listing declares as {size} "
+                        f"bytes (a member holds less data than it declares, or the archive is damaged)" if unzip else
+                        f'{name!r} holds {size - left} bytes, fewer than the {size} the listing declares for it')
+    if crc != info.CRC:
+        raise _Mismatch(f"the {size} bytes unzip gives for {name!r} do not have the CRC-32 the listing declares (a "
+                        f"member holds more or less data than it declares, or the archive is damaged)" if unzip else
+                        f'{name!r} fails its CRC-32 check (the archive is damaged or altered)')
 
-def _batches(args: list[str], limit: int = 64_000) -> list[list[str]]:
-    "`args` in groups whose total length stays well under the system's command-line limit."
-    out, size = [[]], 0
-    for a in args:
-        n = len(os.fsencode(a)) + 1
-        if out[-1] and size + n > limit: out.append([]); size = 0
-        out[-1].append(a); size += n
-    return out if out[0] else []
+def _zip_data(zf: zipfile.ZipFile, info: zipfile.ZipInfo, password: str | None):
+    """The data of `info` as zipfile decrypts and inflates it, in pieces of at most CHUNK bytes, going one byte past the
+    declared size where there is more (zipfile alone stops at the declared size without saying that more follows)."""
+    probe = copy.copy(info)
+    probe.file_size = info.file_size + 1
+    try:
+        with zf.open(probe, pwd=password.encode() if password else None) as src:
+            src._expected_crc = None     # `_checked` checks the CRC, and can tell an extra byte from a wrong CRC
+            while chunk := src.read(CHUNK): yield chunk
+    except RuntimeError as e: raise InstallError(f'cannot decrypt {_name(zf)}: {e}') from None
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as e:
+        raise InstallError(f'{_name(zf)} is damaged ({e}); delete it and re-run') from None
 
-def _unzip_binary(archive: Path, dest: Path, password: str | None, members: dict[str, Member], before: set):
-    """Fast path: Info-ZIP's unzip decrypts ZipCrypto in C and keeps permissions and symlinks. It is given the
-    accepted names, so a member that unzip names otherwise is not extracted and stops the install (exit code 11); what
-    each batch of names wrote is audited before the next (unzip makes symlinks at the end of each run)."""
-    for batch in _batches([_unzip_pattern(n) for n in members]):
-        cmd = ['unzip', '-q', '-o', *(['-P', password] if password else []), '-d', str(dest), str(archive), *batch]
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors='replace')
-        if r.returncode == 11:
-            missed = re.findall(r'filename not matched:\s*(.*)', r.stderr + r.stdout) or ['?']
-            raise UnsafeArchive(f"unzip does not find the member {missed[0].strip().replace(chr(92), '')!r} of "
-                                f"{archive.name} under the name the checks accepted (its reading of the archive "
-                                f"differs from Python's); refusing it, nothing was kept: delete it and re-run")
-        if r.returncode not in (0, 1):   # 1: warnings only, everything was extracted
-            why = UNZIP_ERRORS.get(r.returncode) or ((r.stderr.strip() or r.stdout.strip()).splitlines() or ['?'])[-1]
-            raise InstallError(f'unzip failed on {archive} (exit code {r.returncode}: {why}); if the archive is '
-                               f'damaged, delete it and re-run')
-        _audit(dest, before, members, archive.name)
+class _Writer:
+    """Makes the accepted members in `dest`, each from its data (as checked by `_checked`): folders, files (without
+    write permission for group and others) and symlinks (to the destination `safe_members` read)."""
+    def __init__(self, dest: Path): self.dest, self.folders = os.fspath(dest), set()
+
+    def _folder(self, parts: tuple[str, ...]):
+        if parts and parts not in self.folders:
+            os.makedirs(os.path.join(self.dest, *parts), exist_ok=True)
+            self.folders.update(parts[:k] for k in range(1, len(parts) + 1))
+
+    def put(self, m: Member, data):
+        if m.kind == 'dir':                  # its data (normally none) is checked, then dropped
+            for _ in data: pass
+            self._folder(m.parts); return
+        self._folder(m.parts[:-1])
+        out = os.path.join(self.dest, *m.parts)
+        if m.kind == 'link':
+            if b''.join(data) != m.link:
+                raise _Mismatch(f'the symlink {m.info.orig_filename!r} has another destination than the checks read')
+            if os.path.islink(out) or os.path.isfile(out): os.unlink(out)
+            os.symlink(m.link, os.fsencode(out)); return
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, 'O_NOFOLLOW', 0)
+        with open(os.open(out, flags, 0o644), 'wb') as dst:
+            for chunk in data: dst.write(chunk)
+        mode = (m.info.external_attr >> 16) & 0o755     # no write permission for group and others
+        if m.info.create_system == UNIX and mode: os.chmod(out, mode)
+
+class _Pipe:
+    "A child's output, read in order: `take(n)` yields its next `n` bytes in pieces (fewer where the output ends)."
+    def __init__(self, f):
+        self.fd, self.buf, self.at, self.ended = f.fileno(), b'', 0, False
+        try:
+            import fcntl
+            fcntl.fcntl(self.fd, getattr(fcntl, 'F_SETPIPE_SZ', 1031), CHUNK)     # fewer, larger reads (Linux)
+        except (ImportError, OSError): pass
+
+    def more(self) -> bool:
+        "Whether bytes follow (reading some when none is buffered)."
+        if self.at < len(self.buf): return True
+        if not self.ended:
+            self.buf, self.at = os.read(self.fd, CHUNK), 0
+            self.ended = not self.buf
+        return not self.ended
+
+    def take(self, n: int):
+        while n > 0 and self.more():
+            k = min(n, len(self.buf) - self.at)
+            yield memoryview(self.buf)[self.at:self.at + k]
+            self.at += k; n -= k
 
 UNZIP_ERRORS = {2: 'damaged archive', 3: 'damaged archive', 50: 'disk full', 51: 'archive ends too early',
                 81: 'unsupported compression or encryption', 82: 'wrong password'}
 
-def _unzip_python(zf: zipfile.ZipFile, members: dict[str, Member], dest: Path, password: str | None):
-    "Fallback: Python's zipfile (slow on ZipCrypto: pure Python); restores permission bits and symlinks itself."
-    pwd = password.encode() if password else None
-    for m in members.values():
-        info, out = m.info, dest.joinpath(*m.parts)
-        if m.kind == 'dir': out.mkdir(parents=True, exist_ok=True); continue
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if m.kind == 'link':
-            if out.is_symlink() or out.is_file(): out.unlink()
-            os.symlink(m.link, os.fsencode(out)); continue
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, 'O_NOFOLLOW', 0)
+def _unzip_binary(archive: Path, dest: Path, password: str | None, members: dict[str, Member]):
+    """Fast path: Info-ZIP's unzip decrypts ZipCrypto in C. `unzip -p` writes nothing itself: it sends the data of every
+    member (folders' and symlinks' too) to one pipe, in the order of the central directory, which is the order of
+    zipfile's listing (`members`). Python cuts that stream at the declared sizes and writes the members; a piece without
+    its member's CRC-32, an end before the declared total, or a byte past it refuses the archive and stops unzip. So no
+    member gets more than its declared size even if unzip reads the archive otherwise than zipfile (other members, or
+    in another order: the CRCs no longer match). One command, whatever the number of members: giving unzip the names
+    makes it match every member against every name (60,000 members: minutes)."""
+    if not members: return
+    cmd = ['unzip', '-p', *(['-P', password] if password else []), os.path.abspath(archive)]
+    writer, total = _Writer(dest), sum(m.info.file_size for m in members.values())
+    with tempfile.TemporaryFile() as err:
+        # a session of its own: no terminal to ask a password on; killed by its pid when the checks refuse
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err, bufsize=0,
+                                start_new_session=True)
+        out, mismatch = _Pipe(proc.stdout), None
         try:
-            with zf.open(info, pwd=pwd) as src, open(os.open(out, flags, 0o644), 'wb') as dst:
-                shutil.copyfileobj(src, dst, CHUNK)
-        except RuntimeError as e: raise InstallError(f'cannot decrypt {_name(zf)}: {e}') from None
-        except (zipfile.BadZipFile, EOFError, zlib.error) as e:
-            raise InstallError(f'{_name(zf)} is damaged ({e}); delete it and re-run') from None
-        mode = (info.external_attr >> 16) & 0o755     # no write permission for group and others
-        if info.create_system == UNIX and mode: os.chmod(out, mode)
+            try:
+                for m in members.values(): writer.put(m, _checked(out.take(m.info.file_size), m.info, unzip=True))
+                if out.more():
+                    raise _Mismatch(f'unzip gives more data than the {total} bytes the listing declares (a member '
+                                    f'holds more than it declares)')
+            except _Mismatch as e:
+                if not out.ended: raise      # unzip is stopped below
+                mismatch = e                 # unzip ended early: its own error, if any, says why
+        finally:
+            if not out.ended and proc.poll() is None: proc.kill()
+            proc.stdout.close()
+            rc = proc.wait()
+        if rc not in (0, 1):                 # 1: warnings only
+            err.seek(max(0, err.seek(0, 2) - 4096))
+            said = err.read().decode('utf-8', 'replace').strip().splitlines()
+            why = UNZIP_ERRORS.get(rc) or (said or ['?'])[-1].strip()
+            raise InstallError(f'unzip failed on {archive} (exit code {rc}: {why}); if the archive is damaged, delete '
+                               f'it and re-run')
+        if mismatch: raise mismatch
 
-def _tree(folder: Path) -> set[tuple[str, ...]]:
-    "Everything under `folder` (as parts), not following symlinks."
+def _unzip_python(zf: zipfile.ZipFile, members: dict[str, Member], dest: Path, password: str | None):
+    "Fallback: Python's zipfile as the byte source (slow on ZipCrypto: pure Python)."
+    writer = _Writer(dest)
+    for m in members.values(): writer.put(m, _checked(_zip_data(zf, m.info, password), m.info))
+
+def _tree(folder: Path, onerror=None) -> set[tuple[str, ...]]:
+    "Everything under `folder` (as parts), not following symlinks; `onerror(OSError)` for a folder it cannot list."
     found = set()
-    for top, dirs, files in os.walk(folder):
+    for top, dirs, files in os.walk(folder, onerror=onerror):
         base = Path(top).relative_to(folder).parts
         found.update(base + (n,) for n in dirs + files)
     return found
 
-def _check_dest(dest: Path, members: dict[str, Member], archive: str):
-    "Refuse to unpack through or over a symlink already in `dest` (so both extractors write the same thing)."
+def _check_dest(dest: Path, members: dict[str, Member], archive: str) -> set[tuple[str, ...]]:
+    """Refuse to unpack through or over a symlink already in `dest` (so both extractors write the same thing); returns
+    what `dest` holds already (as parts)."""
     if dest.is_symlink():
         raise UnsafeArchive(f'refusing to unpack {archive} into {dest}: it is a symlink; nothing was extracted')
+    unlisted = []                   # folders in `dest` that cannot be listed: then every path is looked at
+    before = _tree(dest, unlisted.append) if dest.is_dir() else set()
     seen = set()
-    for name, m in members.items():
+    for name, m in members.items() if before or unlisted else ():
         for k in range(1, len(m.parts) + 1):
             if m.parts[:k] in seen: continue
             seen.add(m.parts[:k])
-            if dest.joinpath(*m.parts[:k]).is_symlink():
+            if (unlisted or m.parts[:k] in before) and os.path.islink(os.path.join(dest, *m.parts[:k])):
                 raise UnsafeArchive(f'refusing to unpack {archive}: {"/".join(m.parts[:k])!r} is already a symlink in '
                                     f'{dest}, and {name!r} would be written through it or over it; nothing was '
                                     f'extracted')
+    return before
 
 def _audit(dest: Path, before: set, members: dict[str, Member], archive: str):
     """After unpacking: everything new in `dest` is a member of the listing, of the listed type (a symlink with the
-    listed target); takes write permission away from group and others (unzip restores modes as stored)."""
+    listed target); takes write permission away from group and others (folders are made with the umask's bits)."""
     expected = {}
     for m in members.values():
         for k in range(1, len(m.parts)): expected.setdefault(m.parts[:k], 'dir')
     for m in members.values(): expected[m.parts] = m
     wrong = []
     for parts in sorted(_tree(dest)):
-        want, p = expected.get(parts), dest.joinpath(*parts)
+        want, p = expected.get(parts), os.path.join(dest, *parts)
         if want is None:
             if parts not in before: wrong.append(f'{"/".join(parts)!r}, which is not in the listing')
             continue
-        kind = want if isinstance(want, str) else want.kind
-        if p.is_symlink():
+        kind, mode = want if isinstance(want, str) else want.kind, os.lstat(p).st_mode
+        if stat.S_ISLNK(mode):
             ok = kind == 'link' and os.fsencode(os.readlink(p)) == want.link
         else:
-            ok = p.is_dir() if kind == 'dir' else kind == 'file' and p.is_file()
-            mode = p.lstat().st_mode
+            ok = stat.S_ISDIR(mode) if kind == 'dir' else kind == 'file' and stat.S_ISREG(mode)
             if ok and mode & 0o022: os.chmod(p, stat.S_IMODE(mode) & ~0o022)
         if not ok: wrong.append(f'{"/".join(parts)!r}, which is not the {kind} the listing has')
     if wrong:
@@ -627,18 +716,19 @@ def _remove_new(dest: Path, before: set):
 
 def extract(archive: Path, dest: Path, password: str | None = None, extractor: str = 'auto'):
     """Unpack `archive` into the folder `dest` after checking every member (`safe_members`) and that nothing in `dest`
-    would be written through a symlink; afterwards check that what was written is what the listing has.
-    `extractor`: 'unzip' (the program), 'python' (zipfile) or 'auto' (unzip when installed); members whose names are
-    not plain ASCII are always unpacked with zipfile."""
+    would be written through a symlink; each member gets exactly its declared size with its CRC-32, else the archive is
+    refused; afterwards check that what was written is what the listing has. On any failure what it wrote (and the
+    folders it made for `dest`) is removed. `extractor`: 'unzip' (the program decrypts and inflates, Python writes),
+    'python' (zipfile) or 'auto' (unzip when installed)."""
     tool, archive, dest = _choose_extractor(extractor), Path(archive), Path(dest)
     with _open_zip(archive) as zf:
         members = safe_members(zf, password)
-        odd = {n: m for n, m in members.items() if not _plain(m)} if tool == 'unzip' else {}
-        if odd:
-            _say(f"Unpacking {len(odd)} member(s) of {archive.name} with Python's zipfile, as their names (or links) "
-                 f"are not plain ASCII, which unzip may spell differently: {next(iter(odd))!r}, ...")
-        _check_dest(dest, members, archive.name)
-        before = _tree(dest) if dest.is_dir() else set()
+        locked = next((n for n, m in members.items() if m.info.flag_bits & 1), None)
+        if locked is not None and not password:
+            raise InstallError(f'cannot decrypt {archive.name}: its member {locked!r} is encrypted and no password '
+                               f'was given')
+        made = [p for p in (dest, *dest.parents) if not os.path.lexists(p)]     # deepest first
+        before = _check_dest(dest, members, archive.name)
         dest.mkdir(parents=True, exist_ok=True)
         try:
             if tool == 'python':
@@ -647,11 +737,16 @@ def extract(archive: Path, dest: Path, password: str | None = None, extractor: s
                          f"(install 'unzip' to make this minutes instead of hours)")
                 _unzip_python(zf, members, dest, password)
             else:
-                _unzip_binary(archive, dest, password, {n: m for n, m in members.items() if n not in odd}, before)
-                _unzip_python(zf, odd, dest, password)
+                _unzip_binary(archive, dest, password, members)
             _audit(dest, before, members, archive.name)
-        except UnsafeArchive:
-            _remove_new(dest, before); raise
+        except BaseException as e:
+            _remove_new(dest, before)
+            for p in made:
+                try: p.rmdir()
+                except OSError: break
+            if isinstance(e, _Mismatch):
+                raise UnsafeArchive(f'refusing {archive.name}: {e}; what was written was removed') from None
+            raise
 
 def _unpacked_size(archive: Path) -> int:
     "Bytes the archive takes once unpacked, from its listing."
