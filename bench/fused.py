@@ -129,7 +129,7 @@ def bench_host(a):
     import jax
     from reaver_nb.envs.jax_envs import jax_env_factory
     from reaver_nb.envs.shm import ShmVectorEnv
-    from reaver_nb.training.run import Collector
+    from reaver_nb.training.host import Collector
     t0 = time.perf_counter()
     venv = ShmVectorEnv([jax_env_factory(MINIGAME)] * a.n_envs, n_workers=a.host_workers)
     out = {}

@@ -30,8 +30,8 @@ def train(*args, dashboard=None, progress=None, callbacks=(), **kwargs):
     return _train(*args, callbacks=[*callbacks, *shown], **kwargs)
 
 def test(*args, **kwargs):
-    "Evaluate a run (see `reaver_nb.training.run.test`)."
-    from reaver_nb.training.run import test as _test
+    "Evaluate a run (see `reaver_nb.training.evaluate.test`)."
+    from reaver_nb.training.evaluate import test as _test
     return _test(*args, **kwargs)
 
 test.__test__ = False  # not a pytest test

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from .training.checkpoint import check_checkpoint_file, latest_checkpoint
 from .training.config import ConfigError, read_config
 from .training.files import UnsafePath, atomic_file, check_run_folder, open_regular, read_regular, short_path
-from .training.run import check_results_dir, check_run_id
+from .training.rundir import check_results_dir, check_run_id
 
 # %% auto #0
 __all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBERS', 'MAX_MEMBER_BYTES', 'MAX_TOTAL_BYTES', 'MAX_MANIFEST_BYTES', 'MAX_HEADER_BYTES',

@@ -215,7 +215,7 @@ def main(argv=None) -> int:
                           "written)")
                 elif not a.quiet: print(_next_steps(out, a.results_dir))
             else:
-                from reaver_nb.training.run import test
+                from reaver_nb.training.evaluate import test
                 run, results_dir = a.run, a.results_dir
                 if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
                 test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,

@@ -6,7 +6,7 @@ import pytest
 import reaver_nb
 from reaver_nb.envs.registry import make_vector_env
 from reaver_nb.agents.actor_critic import ActorCriticAgent, A2C, PPO
-from reaver_nb.training.run import Collector
+from reaver_nb.training.host import Collector
 from conftest import reaver
 
 

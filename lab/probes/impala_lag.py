@@ -14,7 +14,7 @@ losses; each seed's run is deterministic, so the lag is the only difference betw
     python lab/probes/impala_lag.py --seeds 0 1 2 --lag 1 --frames 600000 --every 51200 --restart --test 100 --host 2
 
 `--restart` restarts the heads of the recipe's `HeadRestart` (the `queued` head) with the run loop's own callback
-(`fused.HeadRestarter`, called after every update): at the first test from `HeadRestart.at` (every
+(`restart.HeadRestarter`, called after every update): at the first test from `HeadRestart.at` (every
 `RunSettings.log_every` updates) where the mean return of the last window's episodes reaches `HeadRestart.min_return`. `--test N` ends each seed with `reaver test`'s evaluation (N episodes, sampled
 actions, the same key) of its final parameters. `--host K` plays the rollouts as `reaver train --backend ray
 --actors K` does, without Ray: K `fleet.RolloutActor`s in this process, each a `Collector` over an
@@ -33,7 +33,8 @@ import jax, jax.numpy as jnp
 from reaver_nb.agents.actor_critic import ActorCriticAgent, IMPALA, A2C, Rollout
 from reaver_nb.envs.jax_envs import make_jax_env
 from reaver_nb.training.config import config_files, parse_config, RunSettings, HeadRestart
-from reaver_nb.training.fused import vec_reset, vec_step, HeadRestarter, evaluate
+from reaver_nb.training.fused import vec_reset, vec_step, evaluate
+from reaver_nb.training.restart import HeadRestarter
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('--seeds', type=int, nargs='+', default=[0])

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import jax, jax.numpy as jnp
 from reaver_nb.envs.sc2 import pysc2_interface
-from reaver_nb.training.run import load_run
+from reaver_nb.training.evaluate import load_run
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
 ap.add_argument('run_id'); ap.add_argument('--results-dir', default='results')

@@ -30,7 +30,7 @@ import argparse, math, shutil, sys
 from pathlib import Path
 import numpy as np
 from reaver_nb.training.checkpoint import latest_checkpoint, read_checkpoint, save_checkpoint
-from reaver_nb.training.fused import head_layers
+from reaver_nb.training.restart import head_layers
 from reaver_nb.envs.sim import CORE
 from reaver_nb.envs.jax_envs import make_jax_env
 from reaver_nb.training.config import parse_config, RunSettings

@@ -119,7 +119,7 @@ class ConfigError(ValueError): pass
 @gin.configurable(module='reaver_nb.training.config')
 @dataclass(frozen=True)
 class HeadRestart:
-    "Restart action heads uniform once per seed, on any learner: fused, host or Ray (settings of `fused.HeadRestarter`)."
+    "Restart action heads uniform once per seed, on any learner: fused, host or Ray (settings of `restart.HeadRestarter`)."
     heads: tuple = ()          # action heads to restart (e.g. ('queued',)); empty: no restart
     at: int = 0                # ...after this many frames per seed...
     min_return: float = 0.     # ...and, when > 0, once the seed's mean return over a test window reaches it,

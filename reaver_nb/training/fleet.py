@@ -16,8 +16,9 @@ from ..agents.actor_critic import ActorCriticAgent, Rollout
 from .config import RaySettings
 from .loop import checkpoint_payload, episode_sums, run_loop
 from .checkpoint import latest_checkpoint, load_checkpoint, load_checkpoint_part, read_checkpoint
-from .run import Collector, HostLearner, _open_run_dir, _restart_target, _with_restart
-from .fused import head_layers
+from .rundir import open_run_dir
+from .host import Collector, HostLearner
+from .restart import head_layers, restart_target, with_restart
 
 # %% auto #0
 __all__ = ['concat_rollouts', 'RolloutActor', 'connect', 'FleetError', 'FleetLearner', 'train_ray']
@@ -254,10 +255,10 @@ def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initi
         ckpt = latest_checkpoint(run_dir / 'checkpoints') if resume else None
         if ckpt:
             raw = read_checkpoint(ckpt)
-            payload = load_checkpoint_part(raw, _restart_target(payload, raw))
+            payload = load_checkpoint_part(raw, restart_target(payload, raw))
         elif initialize_from:
             payload = checkpoint_payload(state.replace(params=load_checkpoint(src, payload)['state'].params))
-        _open_run_dir(run_dir, run_id, force)
+        open_run_dir(run_dir, run_id, force)
         nodes = len({n['NodeID'] for n in ray.nodes() if n.get('Alive')})
         if verbose: print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env} over Ray: {rs.actors} actors x {K} envs on "
                           f"{nodes} node(s), {'asynchronous' if cfg.agent == 'impala' else 'synchronous'} learner, "
@@ -267,7 +268,7 @@ def train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initi
                     nodes=nodes)
         learner = FleetLearner(agent, actors, payload['state'], rs, per_update, cfg.agent == 'impala',
                                log=(lambda s: print(s, flush=True)) if verbose else (lambda s: None))
-        callbacks = _with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
+        callbacks = with_restart(callbacks, restart, agent.batch_size, 1, cfg.log_every, payload, verbose)
         out = run_loop(cfg, learner, run_dir, int(payload['frames']), int(payload['episodes']), float(payload['time']),
                        verbose, callbacks, info)
         return dict(out, actor_failures=sum(learner.failures), lost_frames=learner.lost_frames)

@@ -11,15 +11,13 @@ import time
 from typing import Any
 import numpy as np
 import jax, jax.numpy as jnp
-import optax
 from flax import struct
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from ..agents.actor_critic import ActorCriticAgent, Rollout, TrainState
 from .loop import EP_STATS, window_row
 
 # %% auto #0
-__all__ = ['VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'FusedLearner', 'evaluate', 'head_layers', 'reset_heads',
-           'HeadRestarter']
+__all__ = ['VecState', 'vec_reset', 'vec_step', 'Carry', 'FusedTrainer', 'FusedLearner', 'evaluate']
 
 # %% ../../nbs/19_fused.ipynb #c004
 def _where(c, a, b):
@@ -250,122 +248,3 @@ def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, gre
                                          jax.random.split(key, limit))
         return ret
     return jax.jit(jax.vmap(episode))(jax.random.split(key, episodes))
-
-# %% ../../nbs/19_fused.ipynb #c020a
-def head_layers(params, names) -> set:
-    "The output layers (`logits_<name>` or `spatial_<name>`) of action heads `names`; a missing head is an error."
-    layers = set(params['params']) if 'params' in params else set(params)
-    out, missing = set(), []
-    for n in names:
-        found = {f'logits_{n}', f'spatial_{n}'} & layers
-        if not found: missing.append(n)
-        out |= found
-    if missing:
-        heads = sorted(l.split('_', 1)[1] for l in layers if l.startswith(('logits_', 'spatial_')))
-        raise ValueError(f"HeadRestart.heads names {missing}, which this agent lacks; its heads: {heads}.")
-    return out
-
-def reset_heads(carry, names, seeds=None):
-    """Restart action heads `names` of every seed (or of the seeds where the boolean sequence `seeds` is True): their
-    output layers to zero, so each head is uniform again, and Adam afresh (step count and moments; a learning-rate
-    schedule keeps its place); every other weight is kept. `carry` is the fused loop's `Carry` (seeds on the first
-    axis), or one agent's `TrainState` (the host and Ray learners' state), which comes back as a `TrainState`.
-    Against a head that locked in early (the primacy bias of Nikishin et al. 2022, whose remedy is this reset of the
-    last layer). Adam restarts whole: zeroed moments under an old step count would take steps of several learning
-    rates (no bias correction left), and the head would lock in again at once."""
-    if not isinstance(carry, Carry):
-        if seeds is not None: raise ValueError("reset_heads: `seeds` picks seeds of a fused Carry; a TrainState is one.")
-        return reset_heads(Carry(agent=carry, envs=None, key=None), names).agent
-    layers = head_layers(carry.agent.params, names)
-    mask = None if seeds is None else jnp.asarray(seeds, bool)
-    def pick(new, old):   # every leaf's first axis is the seed
-        return new if mask is None else jnp.where(mask.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
-    def zero(path, x):
-        keys = {getattr(k, 'key', getattr(k, 'name', None)) for k in path}
-        return pick(x * 0, x) if keys & layers else x
-    adam = lambda x: isinstance(x, optax.ScaleByAdamState)
-    fresh = lambda x: jax.tree.map(lambda y: pick(y * 0, y), x) if adam(x) else x
-    a = carry.agent
-    return carry.replace(agent=a.replace(params=jax.tree_util.tree_map_with_path(zero, a.params),
-                                         opt_state=jax.tree.map(fresh, a.opt_state, is_leaf=adam)))
-
-# %% ../../nbs/19_fused.ipynb #c021a
-import shlex
-from pathlib import Path
-
-def _next_test(u: int, first: int, W: int | None):
-    """The update after `u` at which a chunk must end while a restart is pending: `first` (HeadRestart.at), and with
-    `W` (the return test's window) also `first - W` and every `first + j W`, so windows are whole and fixed."""
-    if W is None: return first if u < first else None
-    lo = max(first - W, 0)
-    return lo if u < lo else first if u < first else first + ((u - first) // W + 1) * W
-
-# %% ../../nbs/19_fused.ipynb #c021aax
-class HeadRestarter:
-    """The run loop's callback (fused, host or Ray learner) for `settings` (a `HeadRestart`): restarts its heads of
-    each of `n_seeds` seeds once. `frames`, `resets` (per seed, the frame of its restart, -1: not yet) and `window`
-    (the current test window's episode count and return sum per seed) come from a checkpoint on resume."""
-    def __init__(self, settings, batch: int, n_seeds: int, log_every: int, frames: int = 0, resets=None, window=None,
-                 verbose: bool = True):
-        self.s, self.batch, self.verbose = settings, batch, verbose
-        self.first = -(-settings.at // batch)          # the first update >= `at` frames
-        self.W = max(1, settings.every or log_every)   # fixed test edges: the same restart frame on any machine
-        if resets is None:   # a new run, or a checkpoint from before per-seed restarts (they all came at `at`)
-            resets = np.full(n_seeds, self.first * batch if 0 < self.first <= frames // batch else -1)
-        self.resets = np.asarray(resets, np.int64).copy()
-        self.window = np.zeros((2, n_seeds)) if window is None else np.asarray(window, float).reshape(2, n_seeds).copy()
-        self.info = {}
-
-    def pending(self) -> bool: return bool((self.resets < 0).any())
-    def state(self) -> dict: return dict(resets=self.resets.copy(), reset_window=self.window.copy())
-    def on_start(self, info): self.info = info
-
-    def chunk_end(self, u: int):
-        "A chunk ends at `at`, the first chance to restart, and at every return test after it."
-        return _next_test(u, self.first, self.W if self.s.min_return else None) if self.pending() else None
-
-    def on_chunk(self, carry, stats, start: int, u: int, frames: int):
-        """After the chunk of updates `start`..`u`: restart the heads of the seeds that are due (past `at`, and with
-        `min_return`, with a mean return at least that over the episodes of the last `W` updates, at a test)."""
-        if not self.pending(): return carry
-        first, W = self.first, self.W
-        if self.s.min_return:
-            if start >= max(first - W, 0):   # the chunk lies inside a test window (chunks never cross one's edges)
-                self.window += np.stack([np.asarray(stats[k], float).reshape(-1) for k in ('ep_count', 'ep_return_sum')])
-            test = u >= first and (u - first) % W == 0
-            if test or u == max(first - W, 0):
-                count, total = self.window.copy(); self.window[:] = 0.
-            if not test: return carry
-            mean = np.where(count > 0, total / np.maximum(count, 1), -np.inf)
-            due = (self.resets < 0) & (mean >= self.s.min_return)
-        else:
-            if u < first: return carry
-            due = self.resets < 0
-        if not due.any(): return carry
-        carry = reset_heads(carry, self.s.heads, None if due.all() else due)
-        self.resets[due] = frames
-        if self.verbose:
-            who = '' if due.all() else f" of seed{'s' if due.sum() > 1 else ''} {', '.join(map(str, np.flatnonzero(due)))}"
-            why = (f"mean return {', '.join(f'{mean[k]:.2f}' for k in np.flatnonzero(due))} over the last {W} updates "
-                   f">= HeadRestart.min_return = {self.s.min_return:g}, after HeadRestart.at" if self.s.min_return
-                   else "HeadRestart.at")
-            print(f"Reset the {', '.join(self.s.heads)} head(s){who} to uniform at {frames:,} frames ({why}).",
-                  flush=True)
-        return carry
-
-    def on_end(self, result: dict):
-        "A run that ends with seeds still waiting for their return says which, and how to go on with them."
-        if not (self.verbose and self.s.min_return and self.pending()) or result.get('stopped') \
-                or result.get('interrupted') or result['updates'] < self.first:
-            return
-        late, per_seed = np.flatnonzero(self.resets < 0), result.get('seed_returns') or [None] * len(self.resets)
-        who = 'its' if len(self.resets) == 1 else f"seed{'s' if len(late) > 1 else ''} {', '.join(map(str, late))}:"
-        rets = ', '.join('-' if per_seed[k] is None else f'{per_seed[k]:.2f}' for k in late)
-        run_dir = Path(result['run_dir'])
-        steps = 2 * int(self.info.get('total_frames') or result['frames'])
-        print(f"Note: {who} return (rolling now: {rets}) has not reached HeadRestart.min_return = "
-              f"{self.s.min_return:g} at any test (every {self.W} updates from HeadRestart.at), so the "
-              f"{', '.join(self.s.heads)} head(s) were not restarted: this agent is learning late, or not at all. "
-              f"Training longer restarts the head(s) once the return gets there: reaver train --run-id "
-              f"{shlex.quote(run_dir.name)} --results-dir {shlex.quote(str(run_dir.parent))} --resume --steps {steps}",
-              flush=True)
