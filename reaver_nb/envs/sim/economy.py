@@ -17,13 +17,14 @@ from .engine import (
     SCV, COMMAND_CENTER, MINERAL_FIELD, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, REFINERY, MARINE,
     Units, stat, radii, pairwise_dist, first_true, first_min, unit_under, select_point, select_rect, control_group,
     select_army, give_order, next_order, screen_point, minimap_point)
-from .game import GameState, MiniGame
+from .game import FIGHT_REFUSED_LAYERS, GameState, MiniGame
 
 # %% auto #0
 __all__ = ['GATHER', 'BUILD', 'LOOPS_PER_GAME_SECOND', 'MINE_LOOPS', 'PAUSE_LOOPS', 'GAS_LOOPS', 'CARRY', 'FIELD_MINERALS',
            'GEYSER_GAS', 'BOUNCE', 'CONTACT', 'QUEUE', 'COST', 'BUILD_LOOPS', 'SUPPLY', 'FOOD', 'BUILDS', 'TRAINS',
            'ECONOMY_FUNCTIONS', 'ECONOMY_IMPLEMENTED', 'COST_T', 'BUILD_T', 'SUPPLY_T', 'FOOD_T', 'ORDER', 'STATIC',
-           'Economy', 'new_economy', 'finished', 'alive_kind', 'food', 'idle_workers', 'EconomyGame']
+           'ECONOMY_REFUSED_LAYERS', 'Economy', 'new_economy', 'finished', 'alive_kind', 'food', 'idle_workers',
+           'EconomyGame']
 
 # %% ../../../nbs/18d_sim_economy.ipynb #e006
 GATHER, BUILD = 6, 7          # economy orders, after IDLE ... FOLLOW: harvest (the SCV's `target` is the field or
@@ -151,6 +152,13 @@ def _spawn(u: Units, eco: Economy, want, at, block: slice, kind: int):
 # %% ../../../nbs/18d_sim_economy.ipynb #e010
 ORDER = (COMMAND_CENTER, SCV, MINERAL_FIELD, REFINERY, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, MARINE)   # row blocks
 STATIC = (COMMAND_CENTER, MINERAL_FIELD, REFINERY, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS)              # never move
+# what the economy adds to the layers no map simulates (nbs/18_minigames, 'Feature layers')
+_UNKNOWN = "not simulated: what the game shows there while workers carry, buildings rise and train is not known"
+ECONOMY_REFUSED_LAYERS = {**FIGHT_REFUSED_LAYERS, 'minimap/alerts': "the game's alerts (buildings and units done, "
+                          "minerals exhausted, ...) are not simulated",
+                          **{f'screen/{n}': _UNKNOWN for n in ('buffs', 'buff_duration', 'active', 'build_progress',
+                                                              'placeholder', 'pathable', 'buildable')},
+                          **{f'minimap/{n}': _UNKNOWN for n in ('pathable', 'buildable')}}
 
 class EconomyGame(MiniGame):
     """A mini-game of workers, buildings and supply: the unit table's rows come in blocks, one per kind (`rows`:
@@ -160,6 +168,7 @@ class EconomyGame(MiniGame):
     builds = (42, 44, 79, 91)   # the Build_* functions this map's command cards hold
     rally = False               # the command centre's new SCVs gather the first field (BuildMarines' script)
     implemented = ECONOMY_IMPLEMENTED
+    refused_layers = ECONOMY_REFUSED_LAYERS
 
     def __init__(self, options=None, sim=None, **overrides):
         super().__init__(options, sim, **overrides)

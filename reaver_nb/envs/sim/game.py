@@ -21,7 +21,8 @@ from .engine import (
 from .render import feature_layers
 
 # %% auto #0
-__all__ = ['MiniGameSettings', 'GameState', 'MiniGameOptions', 'MiniGame', 'function_call']
+__all__ = ['REFUSED_LAYERS', 'FIGHT_REFUSED_LAYERS', 'MiniGameSettings', 'GameState', 'MiniGameOptions', 'MiniGame',
+           'function_call']
 
 # %% ../../../nbs/18c_sim_game.ipynb #c022
 class GameState(struct.PyTreeNode):
@@ -54,6 +55,12 @@ class MiniGameOptions:
     reach_footprint: bool = False   # False: MoveToBeacon pays when the marine's centre is in the map's 1.25-unit
                               # "Beacon Area" (UnitInRegion); True: when any of it (radius 0.375) is, within 1.625
 
+# Layers no map simulates (the others are rendered or hold 0 on every pixel: `feature_layers`, nbs/18b_sim_render)
+REFUSED_LAYERS = {'screen/unit_density_aa': "the game's anti-aliased density: its scale and rasterisation are not known "
+                                            "(nbs/18_minigames, 'Feature layers')"}
+# ... and on maps with a fight: the minimap's alerts (the game's "under attack" pings are not simulated)
+FIGHT_REFUSED_LAYERS = {**REFUSED_LAYERS, 'minimap/alerts': "the game's alerts when units are attacked are not simulated"}
+
 # gin's name keeps the module of before issue 50, so the config.gin files of older runs load as they did
 MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
 
@@ -70,6 +77,9 @@ class MiniGame:
     fights = True                        # False: the map has no enemies, and its game loop leaves the fight out
     own_rows = None                      # int: the player's units are the rows before it, the enemy's after it
     implemented = IMPLEMENTED            # the pysc2 functions this game simulates (`offered` answers for each)
+    map_bounds = ((-11., -7.), (33., 29.))   # the map's bounds (MapInfo: world x 10-54, y 8-44 on all seven maps) in
+                                         # screen units: `pathable` and `buildable` are 1 inside (nbs/18_minigames)
+    refused_layers = REFUSED_LAYERS      # 'screen/<layer>' or 'minimap/<layer>' -> why this map does not simulate it
 
     def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
         o = options or SC2Options()
@@ -103,6 +113,11 @@ class MiniGame:
         self.radius = KIND['radius'].copy()
         self.radius[BEACON] = b
         self.options = o
+        for g, names in (('screen', o.screen_features), ('minimap', o.minimap_features)):
+            for n in names:
+                if f'{g}/{n}' in self.refused_layers:
+                    raise ValueError(f"{self.name} does not simulate the {g} layer {n!r}: "
+                                     f"{self.refused_layers[f'{g}/{n}']}. Drop it from SC2Settings.{g}_features.")
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.name), sc2_act_spec(o, self.name)
         self.function_ids = function_ids(o.functions)
         self.max_steps = (o.game_steps_per_episode or self.episode_loops) // o.step_mul
@@ -190,12 +205,14 @@ def observe(self: MiniGame, s: GameState) -> tuple:
     see = (lambda to: self._vision(u, s.seen, to)) if self.fog else (lambda to: None)
     feats = dict(zip([f'screen/{n}' for n in o.screen_features],
                      feature_layers(shown, self.playable, cam, SCREEN_UNITS, o.screen_size, o.screen_features,
-                             radius=self.radius, vision=see(jnp.zeros(2)))))
+                             radius=self.radius, vision=see(jnp.zeros(2)), bounds=self.map_bounds)))
     mm = shown.replace(pos=shown.pos + CAMERA_ORIGIN)
-    pl = tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in self.playable)
+    to_minimap = lambda r: tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in r)
+    pl = to_minimap(self.playable)
     feats.update(zip([f'minimap/{n}' for n in o.minimap_features],
                      feature_layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True,
-                             radius=self.radius, camera=CAMERA_ORIGIN + cam, vision=see(-CAMERA_ORIGIN))))
+                             radius=self.radius, camera=CAMERA_ORIGIN + cam, vision=see(-CAMERA_ORIGIN),
+                             bounds=to_minimap(self.map_bounds))))
     av = self.offered(s)
     feats['available_actions'] = jnp.where(jnp.asarray(self.impl_index) >= 0, av[jnp.maximum(jnp.asarray(self.impl_index), 0)], False)
     feats['player'] = self.player(s)

@@ -14,7 +14,7 @@ from .engine import (
     ATTACK_MOVE, BANELING, BARRACKS, BEACON, CAMERA_ORIGIN, COMMAND_CENTER, IDLE, KIND, MAP_UNITS, MARINE,
     MINERAL_FIELD, REFINERY, ROACH, SCV, SHARD, SUPPLY_DEPOT, VESPENE_GEYSER, ZERGLING,
     first_good_else_farthest, make_units, nearest_sq, pairwise_dist)
-from .game import MiniGame
+from .game import FIGHT_REFUSED_LAYERS, MiniGame
 from .economy import EconomyGame, LOOPS_PER_GAME_SECOND, new_economy
 
 # %% auto #0
@@ -91,6 +91,7 @@ class DefeatRoaches(MiniGame):
     fresh_marines = 5                          # marines that join at each new wave
     own_rows = MAX_MARINES                     # the marine rows come first, the enemy rows after them
     kill_reward = 10.                          # per enemy killed (each marine lost: -1)
+    refused_layers = FIGHT_REFUSED_LAYERS      # a fight: the minimap's alerts are not simulated
 
     def _lines(self, key):
         "Marine rows' and roach rows' positions for a wave: a column on a random side each, on opposite sides."
@@ -175,6 +176,8 @@ class FindAndDefeatZerglings(MiniGame):
     camera_moves, fog = True, True           # no CameraLockInput in this map's script; fog of war is on
     own_rows = N_SQUAD                       # the marine rows come first, the zerglings after them
     episode_loops = 180 * 16                 # TimerStart(..., 180.0, ..., c_timeGame): 180 game seconds
+    map_bounds = playable                    # RegionPlayableMapSet("Playable Space"): pathable and buildable inside
+    refused_layers = FIGHT_REFUSED_LAYERS    # a fight: the minimap's alerts are not simulated
 
     def _place(self, cand, away, min_dist, allowed):
         """The script's loop over tries `cand` [n, 64, 2]: each point in turn takes its first `allowed` try at least
