@@ -211,7 +211,9 @@ class SC2Env(Env):
             self._game = None
 
     # -- observations and actions --------------------------------------------------------------------------------
-    def _obs(self, ob) -> tuple:
+    def from_pysc2(self, ob) -> tuple:
+        """A pysc2 observation (`TimeStep.observation`) as our observation tuple (the same conversion a trained
+        run's pysc2 agent uses, `reaver_nb.pysc2_agent`)."""
         out = []
         for (key, layer), sp in zip(self._readers, self.obs_spec):
             if key == 'available_actions':
@@ -232,7 +234,7 @@ class SC2Env(Env):
         ts = ts[0]
         last = bool(ts.last())
         self._last_observation = ts.observation
-        return self._obs(ts.observation), float(ts.reward or 0.), last
+        return self.from_pysc2(ts.observation), float(ts.reward or 0.), last
 
     # -- Env -----------------------------------------------------------------------------------------------------
     def reset(self, seed=None):
