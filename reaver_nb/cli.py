@@ -76,6 +76,10 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument('--greedy', action='store_true', help='take the most likely action instead of sampling')
     e.add_argument('--n-envs', type=int, default=None, help='parallel envs (default: the run\'s)')
     e.add_argument('--seed', type=int, default=12345, help='seed of the test episodes')
+    e.add_argument('--env', default=None, help="play the run on this env instead, whose Specs must be the run's (a "
+                   'run trained on jax:MoveToBeacon on the real MoveToBeacon); prints the score, writes nothing')
+    e.add_argument('--gin-param', action='append', default=[], help="with --env: a gin binding after the run's own, "
+                   "e.g. 'SC2Settings.mock = True' (pysc2's mock game) (repeatable)")
     e.add_argument('--results-dir', default='results', help='where run directories live')
     e.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
     c = sub.add_parser('compare', formatter_class=fmt, help='tested runs next to the published scores of their maps')
@@ -214,7 +218,14 @@ def main(argv=None) -> int:
                           f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
                           "written)")
                 elif not a.quiet: print(_next_steps(out, a.results_dir))
+            elif a.env:   # the run on another env with the same Specs (a JAX mini-game's run on the real game)
+                from reaver_nb.pysc2_agent import test_on_env
+                run, results_dir = a.run, a.results_dir
+                if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
+                test_on_env(run, a.env, episodes=a.episodes, results_dir=results_dir, gin_params=a.gin_param,
+                            greedy=a.greedy, seed=a.seed, n_envs=a.n_envs)
             else:
+                if a.gin_param: p.exit(2, "reaver test: error: --gin-param goes with --env (a run's own test uses its own config)\n")
                 from reaver_nb.training.evaluate import test
                 run, results_dir = a.run, a.results_dir
                 if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
