@@ -145,7 +145,24 @@ def mock_adapter():
     return MockSC2Env
 
 
-def resolve_env(spec: str):
+def zeros_where_not_simulated(cls):
+    """The drop-in with the feature layers it refuses read as zeros instead (its arrays are zero there): SC2-RL reads
+    every layer it uses on every step, and the drop-in refuses `unit_density_aa` (the game's anti-aliased density,
+    whose scale is not known). A deviation of the judge's observations, recorded in run_info.json."""
+    def plain(obs):
+        for k in ('feature_screen', 'feature_minimap'):
+            x = obs.get(k)
+            if x is not None and hasattr(x, '_set'): x._set(None, [])    # a PartialArray: read as the zeros it holds
+        return obs
+    class ZerosWhereNotSimulated(cls):
+        def reset(self): return [t._replace(observation=plain(t.observation)) for t in super().reset()]
+        def step(self, actions, *args, **kw):
+            return [t._replace(observation=plain(t.observation)) for t in super().step(actions, *args, **kw)]
+    ZerosWhereNotSimulated.__qualname__ = f'{cls.__qualname__}+zeros'
+    return ZerosWhereNotSimulated
+
+
+def resolve_env(spec: str, unsimulated: str = 'refuse'):
     if spec == MOCK_ENV: return mock_adapter()
     mod_name, _, attr = spec.partition(':')
     try:
@@ -154,7 +171,8 @@ def resolve_env(spec: str):
         hint = (' (the pysc2 drop-in is not built yet; for a plumbing test use --env-module ' + MOCK_ENV + ')'
                 if spec == DEFAULT_ENV else '')
         raise SystemExit(f'--env-module {spec}: {e}{hint}')
-    return getattr(mod, attr or 'SC2Env')
+    cls = getattr(mod, attr or 'SC2Env')
+    return zeros_where_not_simulated(cls) if unsimulated == 'zeros' else cls
 
 
 def install(spec: dict):
@@ -168,7 +186,7 @@ def install(spec: dict):
     import pysc2.env.sc2_env as sc2_env
     if not hasattr(sc2_env, '_judge_original_SC2Env'):
         sc2_env._judge_original_SC2Env = sc2_env.SC2Env
-    cls = resolve_env(spec['env_module'])
+    cls = resolve_env(spec['env_module'], spec.get('unsimulated', 'refuse'))
     sc2_env.SC2Env = cls
     if spec['algo'] == 'a2c':
         import SC_Utils.train_v5 as t5
@@ -288,6 +306,9 @@ def main(argv=None):
                     help='A2C worker start method (default fork, as SC2-RL ran on Linux)')
     ap.add_argument('--torch-threads', type=int, help='torch.set_num_threads in the learner (default: unchanged)')
     ap.add_argument('--mock-episode-length', type=int, help='SC2TestEnv episode length (default: its 10)')
+    ap.add_argument('--unsimulated', default='zeros', choices=('zeros', 'refuse'),
+                    help="feature layers the drop-in does not simulate (unit_density_aa): read as zeros (default; a "
+                         "recorded deviation) or refused as the drop-in does (SC2-RL then stops at its first step)")
     ap.add_argument('--dry-run', action='store_true', help='print the configuration and exit')
     a = ap.parse_args(argv)
 
@@ -305,7 +326,10 @@ def main(argv=None):
     info = dict(map=a.map, algo=a.algo, seed=a.seed, logged_steps=a.steps, frames_per_logged_step=fpls,
                 frames=a.steps * fpls, env_module=a.env_module, config=cfg, checkout=str(ck),
                 checkout_commit=commit, pinned_commit=R.PINNED_COMMIT, start_method=a.start_method,
-                patches=PATCHES, versions=versions(), out=str(out))
+                patches=PATCHES, versions=versions(), out=str(out),
+                observation_deviations=(['feature layers the drop-in refuses (unit_density_aa: its scale is not '
+                                         'known) read as zeros'] if a.unsimulated == 'zeros' and a.env_module != MOCK_ENV
+                                        else []))
     if cfg['deviations']: print('deviations from the logged config: ' + '; '.join(cfg['deviations']), file=sys.stderr)
     if a.dry_run:
         print(json.dumps(info, indent=1, default=repr)); return info
@@ -313,7 +337,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     os.chdir(out)
     if a.algo == 'impala': os.environ['OMP_NUM_THREADS'] = '1'   # monobeast.py:25 sets it before importing torch
-    spec = dict(checkout=str(ck), env_module=a.env_module, algo=a.algo)
+    spec = dict(checkout=str(ck), env_module=a.env_module, algo=a.algo, unsimulated=a.unsimulated)
     os.environ[SPEC_VAR] = json.dumps(spec)
     if a.env_module == MOCK_ENV:
         os.environ['SC2RL_JUDGE_CALLS'] = str(out / 'env_calls.jsonl')
