@@ -11,6 +11,7 @@ from .training.checkpoint import check_checkpoint_file, latest_checkpoint
 from .training.config import ConfigError, read_config
 from .training.files import UnsafePath, atomic_file, check_run_folder, open_regular, read_regular, short_path
 from .training.rundir import check_results_dir, check_run_id
+from .results import SENDER_EVALUATION
 
 # %% auto #0
 __all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBERS', 'MAX_MEMBER_BYTES', 'MAX_TOTAL_BYTES', 'MAX_MANIFEST_BYTES', 'MAX_HEADER_BYTES',
@@ -20,6 +21,7 @@ __all__ = ['ARCHIVE_SUFFIX', 'MAX_MEMBERS', 'MAX_MEMBER_BYTES', 'MAX_TOTAL_BYTES
 ARCHIVE_SUFFIX = '.reaver.tar.gz'
 # the kinds of file a run directory holds (anything else in an archive is refused); matched whole (`fullmatch`)
 _ALLOWED = re.compile(r'(config\.gin|train\.log|metrics\.jsonl|environment\.jsonl|seeds\.jsonl|evaluation\.json|'
+                      r'evaluation\.sender\.json|'
                       r'checkpoints/ckpt_\d+\.msgpack|videos/[\w.\-]+\.(gif|mp4)|plots/[\w.\-]+\.png|'
                       r'tb/events\.out\.tfevents\.[\w.\-]+)', re.ASCII)
 # what an import accepts (a run directory holds tens of files of a few MB; raise these for a run that needs more)
@@ -276,6 +278,8 @@ def unpack_checked(archive: Path, stage: Path) -> str:
     # the run keeps the bindings as the strict reader read them: the only text gin will parse
     (stage / 'config.gin').write_text(f"# imported from {_shown(Path(archive).name)} on {time.strftime('%Y-%m-%d %H:%M:%S')}; "
                                       "the bindings as reaver_nb's strict reader read them\n" + text)
+    if 'evaluation.json' in seen:   # the sender's test, kept apart: a `reaver test` here writes its own evaluation.json
+        os.replace(stage / 'evaluation.json', stage / SENDER_EVALUATION)
     return run_id
 
 def import_run(archive: str | Path, results_dir: str | Path = 'results', run_id: str | None = None,

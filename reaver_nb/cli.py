@@ -6,22 +6,30 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, shlex, shutil, signal, sys, threading
+import argparse, importlib.util, shlex, shutil, signal, sys, threading, warnings
 from pathlib import Path
-from .training.config import ConfigError
+from .training.config import ConfigError, DEFAULT_ENV
 
 # %% auto #0
 __all__ = ['main']
 
 # %% ../nbs/11_cli.ipynb #c004
-class _Help(argparse.ArgumentDefaultsHelpFormatter):
-    "Shows defaults, except `None` ones (their help text says what happens instead)."
+class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults, except `None` ones (their help text says what happens instead), switches' and lists'; keeps
+    descriptions and epilogs as written (the defaults table of `reaver train --help`)."""
     def _get_help_string(self, action):
-        return action.help if action.default is None else super()._get_help_string(action)
+        plain = action.default is None or isinstance(action.default, (bool, list)) or action.nargs == 0
+        return action.help if plain else super()._get_help_string(action)
 
 # %% ../nbs/11_cli.ipynb #c004ax
 class _Parser(argparse.ArgumentParser):
-    "A usage error is one line on stderr, naming the problem and where help is, with exit status 2."
+    """A usage error is one line on stderr, naming the problem and where help is, with exit status 2. `epilog_fn`
+    writes the epilog when help is shown (and only then: the defaults table reads the shipped configs)."""
+    def __init__(self, *args, epilog_fn=None, **kwargs):
+        super().__init__(*args, **kwargs); self.epilog_fn = epilog_fn
+    def format_help(self):
+        if self.epilog_fn is not None: self.epilog = self.epilog_fn()
+        return super().format_help()
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
@@ -33,16 +41,18 @@ def _parser() -> argparse.ArgumentParser:
     from reaver_nb import __version__
     p.add_argument('--version', action='version', version=f'reaver_nb {__version__}')
     sub = p.add_subparsers(dest='command', parser_class=_Parser, metavar='{train,test,compare,plot,export,import,sc2,doctor}')
-    t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/')
+    t = sub.add_parser('train', formatter_class=fmt, help='train an agent into results/<run-id>/',
+                       epilog_fn=_defaults_table)
     t.add_argument('--env', default=None, help='env id: a JAX mini-game (jax:MoveToBeacon, jax:CollectMineralShards, '
                    'jax:FindAndDefeatZerglings, jax:DefeatRoaches, jax:DefeatZerglingsAndBanelings, jax:CollectMineralsAndGas, '
                    'jax:BuildMarines), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
                    "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
-    t.add_argument('--agent', default=None, choices=['a2c', 'ppo', 'impala'], help="learning algorithm (default: the "
-                   "env's config: a2c for the mini-games, JAX-native or StarCraft II, ppo otherwise; on --resume: the "
-                   "run's); impala is asynchronous with --backend ray")
-    t.add_argument('--n-envs', type=int, default=None, help='parallel envs (default: the env family config)')
-    t.add_argument('--steps', type=int, default=None, help='total env steps (default: the env family config)')
+    t.add_argument('--agent', default=None, choices=['a2c', 'ppo', 'impala'], help="learning algorithm (default: per "
+                   "env, in the table below; on --resume: the run's); impala is asynchronous with --backend ray")
+    t.add_argument('--n-envs', type=int, default=None, help="parallel envs (default: per env, in the table below; on "
+                   "--resume: the run's)")
+    t.add_argument('--steps', type=int, default=None, help="total env steps per seed (default: per env, in the table "
+                   "below; on --resume: the run's)")
     t.add_argument('--seed', type=int, default=None, help="PRNG seed for the agent and the envs (default: 0; on "
                    "--resume: the run's)")
     t.add_argument('--seeds', type=int, default=None, help='JAX-native envs: train this many independent agents '
@@ -65,8 +75,8 @@ def _parser() -> argparse.ArgumentParser:
                    '(repeatable)')
     t.add_argument('--device', default=None, choices=['cpu', 'gpu', 'tpu'], help="JAX device (default: JAX's choice)")
     t.add_argument('--quiet', action='store_true', help='no terminal log or progress bar (files are still written)')
-    t.add_argument('--dry-run', action='store_true', help='check every setting and print the plan; build and write '
-                   'nothing')
+    t.add_argument('--dry-run', action='store_true', help='check every setting and print the plan and every setting '
+                   'of the run with where it comes from; build and write nothing')
     e = sub.add_parser('test', formatter_class=fmt, help="evaluate a run's latest checkpoint")
     e.add_argument('run', nargs='?', metavar='RUN', help='the run to evaluate: run id (under --results-dir) or run '
                    'directory')
@@ -89,10 +99,12 @@ def _parser() -> argparse.ArgumentParser:
                    'no run played')
     c.add_argument('--results-dir', default='results', help='where run directories live')
     pl = sub.add_parser('plot', formatter_class=fmt, help='save PNG plots: each run\'s training curves into its '
-                        'plots/, and learning curves over seeds (and aggregate scores of tested runs) into --out')
+                        'plots/, and learning curves over seeds (and aggregate scores of the tested runs) beside them '
+                        'or into --out')
     pl.add_argument('runs', nargs='*', metavar='RUN', help='run ids or run directories (default: every run in '
                     '--results-dir)')
-    pl.add_argument('--out', default='plots', help='folder for the plots over runs')
+    pl.add_argument('--out', default=None, help="folder for the plots over runs (default: the run's plots/ folder for "
+                    "one run, else plots/ in the folder the runs are in)")
     pl.add_argument('--normalize', default=None, choices=['reaver', 'sc2le', 'redrl', 'human_gm'],
                     help="aggregate scores as a fraction of this source's published mean (default: raw returns)")
     pl.add_argument('--results-dir', default='results', help='where run directories live')
@@ -110,13 +122,38 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument('--force', action='store_true', help='replace an existing run with that id')
     i.add_argument('--results-dir', default='results', help='where run directories live')
     s = sub.add_parser('sc2', formatter_class=fmt, help='StarCraft II: `reaver sc2 install --accept-eula` downloads '
-                       'the game and maps; `reaver sc2 doctor` checks this machine')
-    s.add_argument('action', choices=['install', 'doctor'], help='install: download and unpack the game and the '
-                   'mini-game maps; doctor: check this machine')
-    s.add_argument('rest', nargs=argparse.REMAINDER, help='options of the action (`reaver sc2 install --help`)')
-    d = sub.add_parser('doctor', formatter_class=fmt, help='check StarCraft II, its maps, LD_PRELOAD, pysc2 and protobuf')
-    d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
+                       'the game and maps; `reaver sc2 doctor` checks this machine', description='StarCraft II, for '
+                       'the StarCraft II maps (--env MoveToBeacon, ...); the JAX envs (jax:MoveToBeacon, ...) need '
+                       'none of it.')
+    ss = s.add_subparsers(dest='action', parser_class=_Parser, metavar='{install,doctor}')
+    # `reaver sc2 install ...` goes to the installer's own command line (`main`), which has its own --help
+    ss.add_parser('install', help='download and unpack the game and the mini-game maps (`reaver sc2 install --help`)')
+    _doctor_args(ss.add_parser('doctor', formatter_class=fmt, help=_DOCTOR_HELP, description=_DOCTOR_TEXT))
+    _doctor_args(sub.add_parser('doctor', formatter_class=fmt, help=_DOCTOR_HELP, description=_DOCTOR_TEXT))
     return p
+
+_DOCTOR_HELP = 'check this machine for StarCraft II (the JAX envs need none of it)'
+_DOCTOR_TEXT = """Check what StarCraft II needs on this machine: python, jax, pysc2, its flags, the game, its maps and
+LD_PRELOAD. Exit status 0 when StarCraft II can run here, 1 when a check failed.
+
+Only the StarCraft II maps (--env MoveToBeacon, ...) need the game: the JAX envs (jax:MoveToBeacon, the default,
+the other jax: mini-games, gymnax:<id>) and gymnasium's need only python and jax."""
+
+def _doctor_args(d: argparse.ArgumentParser):
+    d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
+
+# %% ../nbs/11_cli.ipynb #c004bxa
+def _defaults_table() -> str:
+    "The epilog of `reaver train --help`: what the shipped configs set per kind of env id, read from the configs."
+    from reaver_nb.training.config import shipped_defaults
+    rows = [(r['env'] + (' (no --env)' if r['env'] == DEFAULT_ENV else ''), r['agent'], str(r['n_envs']),
+             f"{r['total_steps']:,}") for r in shipped_defaults()]
+    head = ('env', '--agent', '--n-envs', '--steps')
+    w = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    line = lambda r: '  ' + '  '.join(c.ljust(w[i]) for i, c in enumerate(r)).rstrip()
+    return ("defaults per env, from the shipped configs (reaver_nb/configs; flags, --gin-file and --gin-param override "
+            "them,\nand `reaver train --dry-run` lists every setting of a run and where it comes from):\n"
+            + '\n'.join(map(line, [head, *rows])))
 
 # %% ../nbs/11_cli.ipynb #c004cx
 def _one_line(err, limit: int = 400) -> str:
@@ -137,25 +174,82 @@ _EXTRAS = dict(ray='ray', matplotlib='notebook', ipywidgets='notebook', jupyter_
                pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
 
 # %% ../nbs/11_cli.ipynb #c004dx
-def _next_steps(out: dict, results_dir: str) -> str:
-    "What a finished `reaver train` did, and the commands that come next (test, compare, plot, TensorBoard)."
+def _installed() -> dict:
+    "Which of the commands that `_next_steps` may suggest work here."
+    return dict(tensorboard=shutil.which('tensorboard') is not None,
+                matplotlib=importlib.util.find_spec('matplotlib') is not None)
+
+def _next_steps(out: dict, results_dir: str, env: str | None = None, installed: dict | None = None) -> str:
+    """What a finished `reaver train` did, and the commands that come next and work here: test; compare where a
+    published score exists for `env`; plot with matplotlib installed; TensorBoard where it is installed."""
+    from reaver_nb.results import has_published
+    have = _installed() if installed is None else installed
     run_dir = Path(out['run_dir']); run = run_dir.name
     rd = '' if Path(results_dir) == Path('results') else f" --results-dir {shlex.quote(str(results_dir))}"
     m, s = divmod(int(round(out.get('time') or 0)), 60)
     ret = (out.get('last') or {}).get('ep_return_mean')
     head = (f"{'Stopped' if out.get('stopped') else 'Done'}: {out['frames']:,} frames in {m} min {s} s"
             + (f", rolling return {ret:.2f} (the last 100 episodes)" if ret is not None else '') + f"; run in {run_dir}")
-    steps = [(f"reaver test {run}{rd}", "play 100 test episodes with the latest weights"),
-             (f"reaver compare {run}{rd}", "the tested score next to the published ones"),
-             (f"reaver plot {run}{rd}", "training curves as PNG (needs the [notebook] extra)"),
-             (f"tensorboard --logdir {shlex.quote(str(run_dir))}", "the curves live")]
+    steps = [(f"reaver test {run}{rd}", "play 100 test episodes with the latest weights")]
+    if env is None or has_published(env):
+        steps.append((f"reaver compare {run}{rd}", "the tested score next to the published ones"))
+    if have.get('matplotlib'): steps.append((f"reaver plot {run}{rd}", "training curves as PNG, into the run's plots/"))
+    if have.get('tensorboard'): steps.append((f"tensorboard --logdir {shlex.quote(str(run_dir))}", "the curves live"))
     if out.get('stopped'): steps.insert(0, (f"reaver train --run-id {run}{rd} --resume", "go on from the checkpoint"))
     w = max(len(c) for c, _ in steps)
     return head + '\nNext:\n' + '\n'.join(f"  {c:<{w}}  # {why}" for c, why in steps)
 
+# %% ../nbs/11_cli.ipynb #c004dxa
+def _plan(out: dict) -> str:
+    "What `reaver train --dry-run` prints: the plan, then every setting of the run, its value and where it comes from."
+    settings = {k: v for k, v, _ in out['settings']}
+    k, s0 = out['n_seeds'], out['seed']
+    vector_env = settings.get('RunSettings.vector_env')
+    path = dict(fused='fused: the envs and the learner in one compiled JAX program',
+                host=f"host: the envs step in Python ({vector_env!r} vector env), the learner in JAX",
+                ray='ray: Ray actors step the envs, one learner in this process')[out['path']]
+    start = (f"resumes from {out['resume_from']}" if out.get('resume_from') else
+             f"starts from {out['initialize_from']}'s weights" if out.get('initialize_from') else 'starts from scratch')
+    plan = [('env', out['env']), ('agent', out['agent'].upper()), ('envs', out['envs']),
+            ('frames', f"{out['total_frames']:,} per seed: {out['updates']:,} updates of {out['batch']:,} frames "
+                       f"({out['traj_len']} steps of every env)"),
+            ('seed', f"{s0}") if k == 1 else ('seeds', f"{s0}..{s0 + k - 1}, {k} agents side by side"),
+            ('run dir', f"{out['run_dir']} ({start})"), ('path', path)] + [('note', n) for n in out['notes']]
+    rows = [(f"{name} = {v!r}", src) for name, v, src in out['settings']]
+    w = min(72, max(len(b) for b, _ in rows))
+    unused = ', '.join(f"{n} ({c})" for n, c in out['unused'].items())
+    return '\n'.join([f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
+                      f"{out['total_frames']:,} frames, {k} seed(s) -> {out['run_dir']} (dry run: nothing written)",
+                      '', 'Plan:', *(f"  {a:<8} {b}" for a, b in plan), '',
+                      'Settings (the run would record these in its config.gin; # where each value comes from):',
+                      *(f"  {b:<{w}}  # {src}" for b, src in rows)]
+                     + ([f"  (the configs also bind settings this run does not use: {unused})"] if unused else []))
+
+# %% ../nbs/11_cli.ipynb #c004dxb
+def _plot(a) -> None:
+    """`reaver plot`: the plots over runs (checked first: a --normalize source without a score for a tested run's env
+    is an error before a file is written), then each run's training curves; what they leave out as notes."""
+    from reaver_nb.results import NoReference, SOURCES, find_runs, save_plots
+    from reaver_nb.ui.dashboard import plot_run
+    dirs, notes = find_runs(a.runs or None, a.results_dir, 'metrics.jsonl'), []
+    with warnings.catch_warnings(record=True) as said:      # a library's warning, as a note: no source path
+        warnings.simplefilter('always')
+        try: over = save_plots(dirs, a.out, a.results_dir, normalize=a.normalize, notes=notes)
+        except NoReference as e:
+            raise ValueError(f"--normalize {a.normalize}: no {SOURCES.get(e.source, e.source)} score is published for "
+                             f"{e.env} (the published tables cover the seven StarCraft II mini-games); leave out "
+                             "--normalize to plot raw returns.") from None
+        for d in dirs: plot_run(d); print(d / 'plots' / 'training.png')
+    for path in over: print(path)
+    for n in notes + [str(w.message) for w in said]: print(f"Note: {_one_line(n)}")
+
 # %% ../nbs/11_cli.ipynb #c004ex
 def main(argv=None) -> int:
     "Entry point of the `reaver` console script and `python -m reaver_nb`."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ['sc2', 'install']:   # the installer's own command line (a hand-written module, its own --help)
+        from reaver_nb.sc2.installer import cli
+        return cli(argv[2:])
     p = _parser()
     a = p.parse_args(argv)
     if a.command is None: p.print_help(); return 2
@@ -168,11 +262,10 @@ def main(argv=None) -> int:
     if a.command == 'compare' and not a.runs and not a.all_maps:
         p.exit(2, "reaver compare: error: name the tested runs (`reaver compare RUN ...`), or add --all-maps for the "
                   "published scores of the seven mini-games alone\n")
-    if a.command == 'sc2':
-        if a.action == 'doctor': return main(['doctor', *a.rest])
-        from reaver_nb.sc2.installer import cli
-        return cli(a.rest)
-    if a.command == 'doctor':
+    if a.command == 'sc2' and a.action is None:
+        p.exit(2, "reaver sc2: error: name what to do: `reaver sc2 install --accept-eula` (download the game and its "
+                  "maps) or `reaver sc2 doctor` (check this machine) (see `reaver sc2 --help`)\n")
+    if a.command in ('sc2', 'doctor'):   # exit status 1: StarCraft II cannot run here (the JAX envs need none of it)
         from reaver_nb.sc2.launch import doctor
         return 0 if all(ok for ok, _ in doctor(a.sc2path).values()) else 1
     for flag in ('results_dir', 'out'):
@@ -186,14 +279,12 @@ def main(argv=None) -> int:
         try:
             if a.command == 'compare':
                 from reaver_nb.results import MINIGAMES, compare
-                table = compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None)
+                with warnings.catch_warnings(record=True) as said:   # a library's warning, as a note: no source path
+                    warnings.simplefilter('always')
+                    table = compare(a.runs, a.results_dir, maps=MINIGAMES if a.all_maps else None)
                 print(table.text(shutil.get_terminal_size().columns) if sys.stdout.isatty() else table)
-            elif a.command == 'plot':
-                from reaver_nb.results import save_plots, find_runs
-                from reaver_nb.ui.dashboard import plot_run
-                for d in find_runs(a.runs or None, a.results_dir, 'metrics.jsonl'):
-                    plot_run(d); print(f"{d / 'plots' / 'training.png'}")
-                for path in save_plots(a.runs or None, a.out, a.results_dir, normalize=a.normalize): print(path)
+                for w in said: print(f"Note: {_one_line(w.message)}")
+            elif a.command == 'plot': _plot(a)
             elif a.command == 'export':
                 from reaver_nb.archive import export_run
                 print(f"Exported {a.run} to {export_run(a.run, a.results_dir, a.out, a.all_checkpoints)}")
@@ -206,18 +297,14 @@ def main(argv=None) -> int:
                 # never raises KeyboardInterrupt: restore it, so `kill -INT` still stops the run with a checkpoint
                 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN: signal.signal(signal.SIGINT, signal.default_int_handler)
                 from reaver_nb.ui.dashboard import run_callbacks   # a progress bar when stderr is a terminal
-                fleet = [f"RaySettings.{k} = {v!r}" for k, v in (('actors', a.actors), ('envs_per_actor', a.envs_per_actor),
-                                                                   ('address', a.ray_address)) if v is not None]
                 out = train(env=a.env, agent=a.agent, n_envs=a.n_envs, steps=a.steps, seed=a.seed, seeds=a.seeds,
                             run_id=a.run_id, resume=a.resume, force=a.force, initialize_from=a.initialize_from,
-                            results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param + fleet, device=a.device,
+                            results_dir=a.results_dir, gin_files=a.gin_file, gin_params=a.gin_param, device=a.device,
                             verbose=not a.quiet, callbacks=[] if a.quiet or a.dry_run else run_callbacks(dashboard=False),
-                            dry_run=a.dry_run, backend=a.backend)
-                if a.dry_run:
-                    print(f"reaver train: settings checked: {out['agent'].upper()} on {out['env']}, {out['n_envs']} envs, "
-                          f"{out['total_frames']:,} frames, {out['n_seeds']} seed(s) -> {out['run_dir']} (dry run: nothing "
-                          "written)")
-                elif not a.quiet: print(_next_steps(out, a.results_dir))
+                            dry_run=a.dry_run, backend=a.backend, actors=a.actors, envs_per_actor=a.envs_per_actor,
+                            ray_address=a.ray_address)
+                if a.dry_run: print(_plan(out))
+                elif not a.quiet: print(_next_steps(out, a.results_dir, out.get('env')))
             elif a.env:   # the run on another env with the same Specs (a JAX mini-game's run on the real game)
                 from reaver_nb.pysc2_agent import test_on_env
                 run, results_dir = a.run, a.results_dir

@@ -5,7 +5,7 @@ Relational deep RL (ReDRL) and DeepMind's GrandMaster player — with a plain ve
 
 # %% ../nbs/21_results.ipynb #c002
 from __future__ import annotations
-import csv, functools, io, json, math, re, warnings
+import csv, functools, io, json, math, re, shlex, warnings
 import numpy as np
 import scipy.stats
 from dataclasses import dataclass, field
@@ -15,10 +15,11 @@ from .sc2.installer import MINI_GAMES
 from .training.files import atomic_file, check_run_folder, read_jsonl, read_regular, short_path
 
 # %% auto #0
-__all__ = ['SOURCES', 'MAX_EVALUATION_BYTES', 'MINIGAMES', 'published_table', 'map_name', 'check_evaluation', 'load_evaluation',
-           'verdict', 'Table', 'Comparison', 'compare', 'new_figure', 'find_runs', 'Curves', 'learning_curves',
-           'bootstrap_ci', 'plot_learning_curves', 'aggregate_iqm', 'aggregate_mean', 'aggregate_median',
-           'aggregate_optimality_gap', 'Aggregates', 'stratified_bootstrap_ci', 'aggregate_scores', 'plot_aggregates',
+__all__ = ['SOURCES', 'MAX_EVALUATION_BYTES', 'SENDER_EVALUATION', 'MINIGAMES', 'published_table', 'has_published', 'map_name',
+           'check_evaluation', 'run_evaluations', 'load_evaluation', 'verdict', 'Table', 'Comparison', 'compare',
+           'new_figure', 'find_runs', 'Curves', 'learning_curves', 'bootstrap_ci', 'plot_learning_curves',
+           'aggregate_iqm', 'aggregate_mean', 'aggregate_median', 'aggregate_optimality_gap', 'Aggregates',
+           'NoReference', 'stratified_bootstrap_ci', 'aggregate_scores', 'plot_aggregates', 'plots_folder',
            'save_plots']
 
 # %% ../nbs/21_results.ipynb #c005
@@ -36,12 +37,18 @@ def published_table() -> dict:
         out.setdefault(r['map'], {})[r['source']] = {k: _num(r[k]) for k in ('mean', 'std', 'min', 'max')}
     return out
 
+def has_published(env_id: str) -> bool:
+    "Whether a published score (Reaver's, SC2LE's or ReDRL's) exists for the map `env_id` plays: `compare` has a reference."
+    p = published_table().get(map_name(env_id)) or {}
+    return any((p.get(s) or {}).get('mean') is not None for s in ('reaver', 'sc2le', 'redrl'))
+
 def map_name(env_id: str) -> str:
     "The StarCraft II map an env id plays: `jax:MoveToBeacon`, `sc2:MoveToBeacon` and `MoveToBeacon` all play MoveToBeacon."
     return env_id.split(':', 1)[1] if ':' in env_id else env_id
 
 # %% ../nbs/21_results.ipynb #c008
 MAX_EVALUATION_BYTES = 64 << 20   # an evaluation.json (100 episodes: a few KB; a million: about 20 MB)
+SENDER_EVALUATION = 'evaluation.sender.json'   # an imported run's evaluation, as its sender's `reaver test` wrote it
 
 def _finite(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -59,22 +66,37 @@ def check_evaluation(ev, source) -> dict:
         if k in ev and (not isinstance(ev[k], list) or not all(map(_finite, ev[k]))): bad(f"{k} is not a list of numbers")
     for k in ('frames', 'episodes'):
         if k in ev and not _finite(ev[k]): bad(f"{k} is not a number")
+    if 'checkpoint' in ev and not (isinstance(ev['checkpoint'], str) and 0 < len(ev['checkpoint']) <= 200):
+        bad('checkpoint is not a file name')
     return ev
 
+def _read_evaluation(p: Path) -> dict:
+    try: ev = json.loads(read_regular(p, MAX_EVALUATION_BYTES, p.name))
+    except (ValueError, RecursionError) as e: raise ValueError(f"{short_path(p)} is not JSON ({short_path(e, 100)}).") from None
+    return check_evaluation(ev, p)
+
+def run_evaluations(run_dir: Path) -> list[tuple[dict, str]]:
+    """A run directory's evaluations and who tested: `'here'` (its `evaluation.json`, from `reaver test` on this
+    machine), then `'sender'` (an imported run's `SENDER_EVALUATION`, the one its archive carried)."""
+    run_dir = check_run_folder(run_dir)
+    return [(_read_evaluation(p), by) for p, by in ((run_dir / 'evaluation.json', 'here'),
+                                                   (run_dir / SENDER_EVALUATION, 'sender')) if p.exists()]
+
 def load_evaluation(run, results_dir: str | Path = 'results') -> dict:
-    """An evaluation dict from a dict, an `evaluation.json`, a run directory, or a run id under `results_dir`; read as
-    data from elsewhere (a regular file of bounded size, its fields checked by `check_evaluation`)."""
+    """An evaluation dict from a dict, an `evaluation.json`, a run directory, or a run id under `results_dir` (a run's
+    own test; for an imported run not tested here, its sender's); read as data from elsewhere (a regular file of
+    bounded size, its fields checked by `check_evaluation`)."""
     if isinstance(run, dict): return check_evaluation(run, 'The evaluation')
     p = Path(run)
     if not p.exists(): p = Path(results_dir) / str(run)
-    if p.is_dir(): p = check_run_folder(p) / 'evaluation.json'
+    if p.is_dir():   # its own test, else (an imported run not tested here) its sender's
+        if found := run_evaluations(p): return found[0][0]
+        p = p / 'evaluation.json'
     if not p.exists():
         raise FileNotFoundError(f"No evaluation for {short_path(run)} ({short_path(p)} does not exist). Run `reaver test "
                                 f"--run-id {short_path(Path(str(run)).name)}` first; it writes evaluation.json into the run "
                                 "directory.")
-    try: ev = json.loads(read_regular(p, MAX_EVALUATION_BYTES, 'evaluation.json'))
-    except (ValueError, RecursionError) as e: raise ValueError(f"{short_path(p)} is not JSON ({short_path(e, 100)}).") from None
-    return check_evaluation(ev, p)
+    return _read_evaluation(p)
 
 # %% ../nbs/21_results.ipynb #c010
 def verdict(mean: float, std: float, n: int, published: dict, simulated: bool = False) -> str:
@@ -101,7 +123,7 @@ class Table:
     "Rows of dicts shown as HTML in a notebook and as aligned text in a terminal; `columns` says which and in what order."
     columns: tuple = ()
     html_class = 'reaver-table'
-    def __init__(self, rows: list[dict]): self.rows = rows
+    def __init__(self, rows: list[dict], notes=()): self.rows, self.notes = rows, list(notes)
     def __len__(self): return len(self.rows)
     def __getitem__(self, i): return self.rows[i]
     def _cell(self, r, c): return r.get(c)
@@ -121,20 +143,22 @@ class Table:
             if width is None or max(map(len, lines)) <= width: break
             keep.remove(self.columns.index(c)); dropped.append(c); lines = render()
         if dropped: lines.append(f"(left out to fit {width} columns: {', '.join(dropped)}; a wider terminal shows them)")
-        return '\n'.join(lines)
+        return '\n'.join(lines + [f"Note: {_printable(n, 1000)}" for n in self.notes])
     def __str__(self): return self.text()
     __repr__ = __str__
     def _repr_html_(self):
         from html import escape
         head = ''.join(f'<th>{escape(c)}</th>' for c in self.columns)
         body = ''.join('<tr>' + ''.join(f'<td>{escape(x)}</td>' for x in r) + '</tr>' for r in self._cells())
-        return f'<table class="{self.html_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        notes = ''.join(f'<p>Note: {escape(_printable(n, 1000))}</p>' for n in self.notes)
+        return f'<table class="{self.html_class}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}'
 
 # %% ../nbs/21_results.ipynb #c013ax
 class Comparison(Table):
     "The table `compare` returns: `.rows` (dicts), shown as HTML in a notebook, as text in a terminal."
-    columns = ('map', 'env', 'agent', 'runs', 'seeds', 'ours', 'Reaver', 'SC2LE', 'ReDRL', 'GrandMaster', 'verdict')
-    narrow = ('map', 'runs', 'GrandMaster', 'ReDRL', 'SC2LE', 'seeds')
+    columns = ('map', 'env', 'agent', 'runs', 'seeds', 'frames', 'checkpoint', 'tested', 'ours', 'Reaver', 'SC2LE',
+               'ReDRL', 'GrandMaster', 'verdict')
+    narrow = ('map', 'runs', 'GrandMaster', 'ReDRL', 'SC2LE', 'seeds', 'checkpoint')
     html_class = 'reaver-compare'
     def to_pandas(self):
         import pandas as pd
@@ -151,28 +175,73 @@ def _fmt_pub(p):
 MINIGAMES = MINI_GAMES   # SC2LE's seven, in the order of its tables
 
 # %% ../nbs/21_results.ipynb #c013cx
+def _newest_checkpoint(run_dir: Path) -> tuple[int, str] | None:
+    "(frames, name) of a run's newest checkpoint (`ckpt_<frames>.msgpack`), None when it has none."
+    found = [(int(m[1]), p.name) for p in (run_dir / 'checkpoints').glob('ckpt_*.msgpack')
+             if (m := re.fullmatch(r'ckpt_(\d{10})\.msgpack', p.name))] if (run_dir / 'checkpoints').is_dir() else []
+    return max(found) if found else None
+
+def _evaluations(runs, results_dir) -> list[tuple[dict, str | None, Path | None]]:
+    "(evaluation, who tested: 'here', 'sender' or None, run directory or None) for each of `runs`."
+    out = []
+    for r in runs:
+        p = None if isinstance(r, dict) else Path(r) if Path(r).exists() else Path(results_dir) / str(r)
+        if p is not None and p.is_dir() and (found := run_evaluations(p)):
+            out += [(ev, by, p) for ev, by in found]
+        else: out.append((load_evaluation(r, results_dir), None, None))
+    return out
+
+def _stale(ev: dict, by: str | None, run_dir: Path) -> str | None:
+    "A note when the checkpoint `ev` tested is older than its run's newest (the run was trained on since)."
+    newest, tested = _newest_checkpoint(run_dir), ev.get('checkpoint')
+    if newest is None or tested is None or tested == newest[1] or newest[0] <= ev.get('frames', -1): return None
+    at = f" at {int(ev['frames']):,} frames" if 'frames' in ev else ''
+    return (f"{run_dir.name}: {'the sender tested' if by == 'sender' else 'the test played'} {tested}{at}, older "
+            f"than the run's newest checkpoint, {newest[1]} ({newest[0]:,} frames): `reaver test "
+            f"{shlex.quote(str(run_dir))}` scores the newest.")
+
+def _span(values, fmt) -> str | None:
+    values = sorted(set(values))
+    return None if not values else fmt(values[0]) if len(values) == 1 else f"{fmt(values[0])}–{fmt(values[-1])}"
+
 def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
     """Our test scores (pooled over the runs of each env) next to the published ones, with a verdict per row.
-    `runs`: one or several run directories, run ids (under `results_dir`), `evaluation.json` paths or dicts.
-    `maps`: also show these maps' published rows where no run played them (`MINIGAMES`: all seven)."""
+    `runs`: one or several run directories, run ids (under `results_dir`), `evaluation.json` paths or dicts; an
+    imported run's sender's evaluation gets a row of its own, labelled as theirs (`tested`). `maps`: also show these
+    maps' published rows where no run played them (`MINIGAMES`: all seven). `.notes` say what the rows cannot: a
+    checkpoint tested before the run trained on, an env no published table has."""
     if isinstance(runs, (str, Path, dict)): runs = [runs]
-    evs = [load_evaluation(r, results_dir) for r in runs]
+    evs = _evaluations(runs, results_dir)
     if not evs and not maps: raise ValueError("compare() needs at least one run (or `maps` to show).")
-    pub, by_env = published_table(), {}
-    for ev in evs: by_env.setdefault((ev['env'], ev.get('agent')), []).append(ev)
+    pub, by_env, notes, unpublished = published_table(), {}, [], set()
+    tested_here = {run_dir for _, by, run_dir in evs if by == 'here'}
+    for ev, by, run_dir in evs:
+        by_env.setdefault((ev['env'], ev.get('agent'), by == 'sender'), []).append(ev)
+        if by == 'sender' and run_dir in tested_here: continue      # tested here too: its own test is the one to update
+        if run_dir is not None and (stale := _stale(ev, by, run_dir)): notes.append(stale)
     rows = []
-    for (env, agent), group in by_env.items():
+    for (env, agent, sender), group in by_env.items():
         rets = np.concatenate([np.asarray(ev['returns'], float) for ev in group])
         n, mean, std, lo, hi = rets.size, float(rets.mean()), float(rets.std()), float(rets.min()), float(rets.max())
         m = map_name(env); p = pub.get(m, {})
         # training seeds, each counted once (two runs of seed 0 are one seed); evaluations older than train_seeds: runs
         seeds = {s for ev in group for s in ev.get('train_seeds', [])} if all('train_seeds' in ev for ev in group) \
                 else None
+        v = verdict(mean, std, n, p, simulated=env.startswith('jax:'))
+        if v == 'no published score for this map' and env not in unpublished:
+            unpublished.add(env)
+            notes.append(f"No published score exists for {env}: the tables compare uses (Reaver, SC2LE, ReDRL, "
+                         "GrandMaster) cover the seven StarCraft II mini-games.")
+        tested = {ev['checkpoint'].removesuffix('.msgpack') for ev in group if 'checkpoint' in ev}
         rows.append(dict(map=m, env=env, agent=agent, runs=len(group), seeds=len(seeds) if seeds is not None else None,
                          episodes=n, mean=mean, std=std, min=lo, max=hi,
+                         frames=_span([int(ev['frames']) for ev in group if 'frames' in ev], '{:,}'.format),
+                         checkpoint=(next(iter(tested)) if len(tested) == 1 else
+                                     f"{len(tested)} checkpoints" if tested else None),
+                         tested="the sender's" if sender else 'here',
                          ours=f"{mean:.1f} ({std:.1f}) [{lo:g}, {hi:g}] over {n}",
                          **{SOURCES[s]: _fmt_pub(p.get(s)) for s in SOURCES},
-                         verdict=verdict(mean, std, n, p, simulated=env.startswith('jax:'))))
+                         verdict=v))
     played = {r['map'] for r in rows}
     for m in maps or ():
         if m in played: continue
@@ -180,7 +249,7 @@ def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
         rows.append(dict(map=m, env=None, agent=None, runs=0, episodes=0, mean=None, std=None, min=None, max=None,
                          ours=None, **{SOURCES[s]: _fmt_pub(p.get(s)) for s in SOURCES}, verdict='no run yet'))
     order = {m: i for i, m in enumerate(MINIGAMES)}
-    return Comparison(sorted(rows, key=lambda r: order.get(r['map'], len(order))) if maps else rows)
+    return Comparison(sorted(rows, key=lambda r: order.get(r['map'], len(order))) if maps else rows, notes)
 
 # %% ../nbs/21_results.ipynb #c021
 _EXTRA = 'pip install "reaver_nb[notebook]"'
@@ -214,8 +283,8 @@ def _run_dir(run, results_dir) -> Path:
     p = Path(run)
     if not p.is_dir(): p = Path(results_dir) / str(run)
     if not p.is_dir():
-        raise FileNotFoundError(f"No run directory {str(run)!r} (nor {p}). Pass run directories, or run ids under "
-                                f"results_dir (now {str(results_dir)!r}).")
+        raise FileNotFoundError(f"No run directory {str(run)!r} (nor {p}): name a run directory, or a run id under the "
+                                f"results folder (now {str(results_dir)!r}).")
     return check_run_folder(p)
 
 # %% ../nbs/21_results.ipynb #c023ax
@@ -223,8 +292,8 @@ def find_runs(runs, results_dir, need: str) -> list[Path]:
     "The run directories asked for; `runs=None`: every run under `results_dir` that holds the file `need`."
     if runs is None:
         found = sorted(check_run_folder(p.parent) for p in Path(results_dir).glob(f'*/{need}'))
-        if not found: raise FileNotFoundError(f"No run under {results_dir} has {need} yet; pass runs=[...] or another "
-                                              "results_dir.")
+        if not found: raise FileNotFoundError(f"No run under {results_dir} has {need} yet: name the runs, or the results "
+                                              "folder they are in.")
         return found
     if isinstance(runs, (str, Path)): runs = [runs]
     return [_run_dir(r, results_dir) for r in runs]
@@ -447,6 +516,11 @@ class Aggregates(Table):
         return pd.DataFrame(flat)
 
 # %% ../nbs/21_results.ipynb #c038ex
+class NoReference(ValueError):
+    "No reference score to normalise `env` by: `source` (a published source, or 'reference' for a dict) has none."
+    def __init__(self, env: str, source: str, message: str):
+        super().__init__(message); self.env, self.source = env, source
+
 def _reference(env: str, normalize) -> float:
     "The score that normalises `env`'s returns to 1."
     if isinstance(normalize, dict): ref = normalize.get(env, normalize.get(map_name(env)))
@@ -454,8 +528,11 @@ def _reference(env: str, normalize) -> float:
     else: raise ValueError(f"normalize={normalize!r}: use None (raw returns), a published source ({', '.join(SOURCES)})"
                            " or a dict {env or map: reference score}.")
     if not ref:
-        raise ValueError(f"No {normalize if isinstance(normalize, str) else 'reference'} score to normalise {env} by. "
-                         "Use normalize=None (raw returns) or a dict {env or map: reference score}.")
+        if isinstance(normalize, dict):
+            raise NoReference(env, 'reference', f"normalize has no score for {env} (nor its map {map_name(env)}).")
+        raise NoReference(env, normalize, f"No {SOURCES[normalize]} score is published for {env} (the published tables "
+                          "cover the seven StarCraft II mini-games): use normalize=None for raw returns, or a dict "
+                          "{env or map: reference score}.")
     return float(ref)
 
 # %% ../nbs/21_results.ipynb #c038fx
@@ -554,18 +631,39 @@ def plot_aggregates(runs=None, results_dir: str | Path = 'results', normalize=No
     return fig
 
 # %% ../nbs/21_results.ipynb #c049
-def save_plots(runs=None, out_dir: str | Path = 'plots', results_dir: str | Path = 'results', normalize=None,
-               reps: int = 2000, dpi: int = 150) -> list[Path]:
-    "Write learning_curves_frames.png, learning_curves_time.png and (all runs tested) aggregates.png; their paths."
-    out = Path(out_dir)
+def plots_folder(dirs: list[Path], results_dir: str | Path = 'results') -> Path:
+    """Where `save_plots` writes unless told: one run's `plots/` folder, else `plots/` in the folder the runs share
+    (`results_dir` when they share none)."""
+    if len(dirs) == 1: return Path(dirs[0]) / 'plots'
+    parents = {Path(d).parent for d in dirs}
+    out = (parents.pop() if len(parents) == 1 else Path(results_dir)) / 'plots'
+    if (out / 'config.gin').exists():
+        raise ValueError(f"{short_path(out)} is a run, not a folder of plots; name the folder for the plots over runs "
+                         "(out_dir, or --out).")
+    return out
+
+def save_plots(runs=None, out_dir: str | Path | None = None, results_dir: str | Path = 'results', normalize=None,
+               reps: int = 2000, dpi: int = 150, notes: list | None = None) -> list[Path]:
+    """Write learning_curves_frames.png, learning_curves_time.png and aggregates.png (the tested runs' scores) into
+    `out_dir` (default: `plots_folder`); their paths. What they leave out (runs not tested yet) goes to `notes`, a
+    list, when given, else is a warning. A `normalize` source that has no score for a tested run's env is refused
+    (`NoReference`) before a file is written."""
     dirs = find_runs(runs, results_dir, 'metrics.jsonl')
+    out = Path(out_dir) if out_dir is not None else plots_folder(dirs, results_dir)
+    tested = [d for d in dirs if (d / 'evaluation.json').exists() or (d / SENDER_EVALUATION).exists()]
+    if normalize is not None:
+        for d in tested: _reference(load_evaluation(d)['env'], normalize)
     paths = []
     for x in ('frames', 'time'):
         fig = plot_learning_curves(dirs, x=x, reps=min(reps, 1000))
         paths.append(fig.save(out / f'learning_curves_{x}.png', dpi=dpi))
-    untested = [d.name for d in dirs if not (d / 'evaluation.json').exists()]
+    untested = [d.name for d in dirs if d not in tested]
     if untested:
-        warnings.warn(f"No aggregates.png: {', '.join(untested)} not tested yet (run `reaver test --run-id ...`).")
-    else:
-        paths.append(plot_aggregates(dirs, normalize=normalize, reps=reps).save(out / 'aggregates.png', dpi=dpi))
+        one = len(untested) == 1
+        msg = (f"{', '.join(untested)} {'is' if one else 'are'} not tested yet, so "
+               + (f"aggregates.png leaves {'it' if one else 'them'} out" if tested else "there is no aggregates.png")
+               + " (`reaver test RUN` scores a run).")
+        notes.append(msg) if notes is not None else warnings.warn(msg)
+    if tested:
+        paths.append(plot_aggregates(tested, normalize=normalize, reps=reps).save(out / 'aggregates.png', dpi=dpi))
     return paths

@@ -1,5 +1,5 @@
 "Checkpoints: atomic under SIGKILL, exact round trip, resume continues counters and RNG, initialize-from."
-import os, signal, subprocess, sys, textwrap, time, random
+import json, os, signal, subprocess, sys, textwrap, time, random
 import numpy as np
 import jax
 import pytest
@@ -36,11 +36,14 @@ def test_resume_restores_state_exactly_and_continues(tmp_path):
     reaver_nb.train('CartPole-v1', n_envs=4, steps=2048, seed=3, run_id='r', results_dir=res, gin_params=gp,
                     verbose=False)
     first = load_checkpoint(latest_checkpoint(res / 'r' / 'checkpoints'), None)
+    before = (res / 'r' / 'metrics.jsonl').read_text().splitlines()
     out = reaver_nb.train(run_id='r', resume=True, steps=4096, results_dir=res, verbose=False)
     batch = 32 * 4                                     # CartPole-v1.gin: PPO.traj_len = 32; 4 envs
     assert (out['frames'], out['updates']) == (4096, 4096 // batch)
-    rows = [l for l in (res / 'r' / 'metrics.jsonl').read_text().splitlines()]
-    assert len(rows) == 2 * (2048 // batch // 4)       # appended, not rewritten
+    rows = (res / 'r' / 'metrics.jsonl').read_text().splitlines()
+    assert rows[:len(before)] == before and len(rows) > len(before)   # appended, not rewritten
+    frames = [json.loads(l)['frames'] for l in rows]
+    assert frames == sorted(set(frames)) and frames[len(before) - 1] == 2048 and frames[-1] == 4096
     # the resumed run continued the saved optimizer state and counters
     second = load_checkpoint(latest_checkpoint(res / 'r' / 'checkpoints'), None)
     assert int(second['state']['update']) == int(first['state']['update']) + 2048 // batch

@@ -44,10 +44,11 @@ def actor_processes(task: str = '', alive: bool = True):
 
 
 class ActorKiller:
-    "A run-loop callback: at each log row, SIGKILL one actor process in the middle of a rollout, `times` times in all."
-    def __init__(self, times: int): self.times, self.killed = times, []
+    """A run-loop callback: at each log row from update `after` on, SIGKILL one actor process in the middle of a
+    rollout, `times` times in all."""
+    def __init__(self, times: int, after: int = 0): self.times, self.after, self.killed = times, after, []
     def on_row(self, row):
-        if len(self.killed) >= self.times: return
+        if len(self.killed) >= self.times or row['updates'] < self.after: return
         for p in actor_processes('collect'):
             os.kill(p.pid, signal.SIGKILL); self.killed.append(p.pid); return
 
@@ -90,8 +91,9 @@ def test_ten_actor_kills(cluster, tmp_path):
 def test_too_many_deaths_stop_the_run_and_it_resumes(cluster, tmp_path):
     with pytest.raises(FleetError, match='more than RaySettings.max_restarts = 0'):
         train('CartPole-v1', 'impala', steps=100_000, results_dir=tmp_path, run_id='dies', verbose=False,
-              callbacks=[ActorKiller(1)], gin_params=FLEET + ['RunSettings.log_every = 20', 'RunSettings.checkpoint_every = 20',
-                                                              'RaySettings.max_restarts = 0'])
+              callbacks=[ActorKiller(1, after=20)],   # after the first checkpoint (every 20 updates)
+              gin_params=FLEET + ['RunSettings.log_every = 20', 'RunSettings.checkpoint_every = 20',
+                                  'RaySettings.max_restarts = 0'])
     time.sleep(2)
     assert not actor_processes(alive=False)
     ckpts = sorted((tmp_path / 'dies' / 'checkpoints').iterdir())

@@ -40,7 +40,13 @@ def test_seeds_resume_and_test(results):
     other = results / 'other'
     r = reaver('import', results / 'mtb.reaver.tar.gz', '--results-dir', other, '--run-id', 'mtb2')
     assert r.returncode == 0, r.stderr
-    assert json.loads((other / 'mtb2' / 'evaluation.json').read_text())['returns'] == ev['returns']
+    assert json.loads((other / 'mtb2' / 'evaluation.sender.json').read_text())['returns'] == ev['returns']  # theirs
+    r = reaver('test', 'mtb2', '--episodes', 3, '--results-dir', other)          # a test here keeps it as it was
+    assert r.returncode == 0 and "The sender's own test" in r.stdout, (r.stdout, r.stderr)
+    assert json.loads((other / 'mtb2' / 'evaluation.sender.json').read_text()) == ev
+    assert json.loads((other / 'mtb2' / 'evaluation.json').read_text())['returns'] == ev['returns']  # the same play
+    r = reaver('compare', 'mtb2', '--results-dir', other)
+    assert r.returncode == 0 and "the sender's" in r.stdout and 'here' in r.stdout, r.stdout
     r = reaver('import', results / 'mtb.reaver.tar.gz', '--results-dir', other, '--run-id', 'mtb2')
     assert r.returncode == 2 and '--force' in r.stderr
 
@@ -75,11 +81,18 @@ def test_reset_heads_restarts_one_head_once(results):
     others = [x for p, x in leaves(agent['params']) if 'logits_function_id' in p or 'Conv_0' in p]
     assert len(queued) == 6 and all(not x.any() for x in queued)   # kernel, bias, and both Adam moments of each
     assert others and all(x.any() for x in others)
-    # a head the agent lacks is named before anything is written; a reset_at past the run's frames is pointed out
+    # a head the agent lacks is named before anything is written; a restart past the run's frames is a silent no-op
+    # in a run, and a note of the plan in a dry run
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'bad', '--results-dir', results,
                *TINY, '--gin-param', "HeadRestart.heads = ('queud',)", '--gin-param', 'HeadRestart.at = 500')
     assert r.returncode == 2 and "['queud']" in r.stderr and 'queued' in r.stderr and not (results / 'bad').exists()
-    assert 'HeadRestart.at = 500 is past' in r.stdout and 'will not be reset' in r.stdout
+    assert 'HeadRestart' not in r.stdout
+    late = ['--gin-param', "HeadRestart.heads = ('queued',)", '--gin-param', 'HeadRestart.at = 500']
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--run-id', 'late', '--results-dir', results,
+               *TINY, *late)
+    assert r.returncode == 0 and 'HeadRestart' not in r.stdout and 'Reset the' not in r.stdout, r.stdout
+    r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 128, '--results-dir', results, '--dry-run', *TINY, *late)
+    assert r.returncode == 0 and '  note     HeadRestart.at = 500 is past this run' in r.stdout, r.stdout
 
 
 def test_reset_heads_on_the_host_learner_and_its_resume(results):
@@ -115,17 +128,18 @@ def test_reset_return_waits_for_each_seed_and_resumes_with_it(results):
     assert 'seeds 0, 1:' in r.stdout and '--run-id wait' in r.stdout and '--resume --steps 256' in r.stdout
     resets = lambda: np.asarray(read_checkpoint(latest_checkpoint(results / 'wait' / 'checkpoints'))['resets']).tolist()
     assert resets() == [-1, -1]
-    # the condition met (a threshold of 0 is reset_at alone): both seeds restart at the first row after the resume...
+    # the condition met (a threshold of 0 is reset_at alone): both seeds restart at the first row after the resume,
+    # one update in (a process's first chunk is one update)...
     r = reaver('train', '--run-id', 'wait', '--resume', '--steps', 192, '--results-dir', results,
                '--gin-param', 'HeadRestart.min_return = 0.0')
     assert r.returncode == 0, r.stderr
-    assert 'Reset the queued head(s) to uniform at 192 frames (HeadRestart.at)' in r.stdout
-    assert resets() == [192, 192]
+    assert 'Reset the queued head(s) to uniform at 160 frames (HeadRestart.at)' in r.stdout
+    assert resets() == [160, 160]
     # ...and a later resume neither repeats nor forgets it
     r = reaver('train', '--run-id', 'wait', '--resume', '--steps', 256, '--results-dir', results,
                '--gin-param', 'HeadRestart.min_return = 0.0')
     assert r.returncode == 0, r.stderr
-    assert 'Reset the' not in r.stdout and resets() == [192, 192]
+    assert 'Reset the' not in r.stdout and resets() == [160, 160]
     r = reaver('train', '--env', 'jax:MoveToBeacon', '--steps', 64, '--run-id', 'neg', '--results-dir', results,
                *TINY, '--gin-param', 'HeadRestart.min_return = -1.0')
     assert r.returncode == 2 and 'HeadRestart.min_return = -1.0 is out of range' in r.stderr and not (results / 'neg').exists()
@@ -240,7 +254,8 @@ def test_compiled_programs_are_kept_and_change_nothing(results, tmp_path):
     assert r.returncode == 0, r.stderr
     assert 'Error reading persistent compilation cache' not in r.stderr
     assert sorted(p.name for p in cache.glob('*-cache')) == programs        # every program found, none compiled anew
-    strip = lambda run: [{k: v for k, v in row.items() if k not in ('time', 'fps')} for row in rows(results / run)]
+    timing = ('time', 'fps', 'env_steps_per_s')
+    strip = lambda run: [{k: v for k, v in row.items() if k not in timing} for row in rows(results / run)]
     assert strip('first') == strip('second')
 
 def test_impala_on_the_fused_path_learns_by_v_trace():

@@ -13,9 +13,9 @@ from typing import Callable, Mapping, MutableMapping, TypeVar
 from .installer import MINI_GAMES, sc2_path
 
 # %% auto #0
-__all__ = ['preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'game_environment', 'TcmallocRemoved', 'prepare_game_environment',
-           'explain_exit', 'GameCrashed', 'GameProcess', 'launch_checked', 'start_game', 'find_binaries',
-           'game_versions', 'doctor']
+__all__ = ['JAX_NEEDS', 'preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'game_environment', 'TcmallocRemoved',
+           'prepare_game_environment', 'explain_exit', 'GameCrashed', 'GameProcess', 'launch_checked', 'start_game',
+           'find_binaries', 'game_versions', 'doctor']
 
 # %% ../../nbs/14_sc2_launch.ipynb #c004
 _SEPARATORS = re.compile(r'[\s:]+')
@@ -331,6 +331,8 @@ def _emit(line: str, file) -> None:
         print(line.replace('✓', 'OK').replace('✗', 'XX').encode('ascii', 'replace').decode(), file=file)
     except Exception: pass   # a closed or broken stream: the returned dict still has everything
 
+JAX_NEEDS = ('python', 'jax')   # what the JAX envs need of the checks; the rest is the game's
+
 def doctor(sc2path: str | os.PathLike | None = None, file=None) -> dict[str, tuple[bool, str]]:
     """Check that this machine can run StarCraft II through pysc2, printing a ✓/✗ checklist (with a fix under each ✗)
     to `file` (default `sys.stdout`); returns `{check: (ok, detail)}`. Never raises for a broken machine."""
@@ -346,5 +348,10 @@ def doctor(sc2path: str | os.PathLike | None = None, file=None) -> dict[str, tup
         _emit(f"{'✓' if ok else '✗'} {name:<10} {detail}", out)
         if not ok and fix: _emit(f"    fix: {fix}", out)
     bad = sum(not ok for ok, _ in results.values())
-    _emit("ready to run StarCraft II" if not bad else f"{bad} of {len(results)} checks failed", out)
+    _emit("ready to run StarCraft II" if not bad else f"{bad} of {len(results)} checks failed: StarCraft II cannot run "
+          "here yet", out)
+    jax_ok = all(results[k][0] for k in JAX_NEEDS)
+    _emit("The JAX envs (jax:MoveToBeacon and the other mini-games, gymnax:<id>) and gymnasium's need none of the game: "
+          + ("python and jax are all they need, and both are ready." if jax_ok else
+             "python and jax are all they need; fix those above."), out)
     return results

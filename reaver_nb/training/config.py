@@ -20,9 +20,9 @@ from ..agents.actor_critic import A2C, PPO, AGENTS
 
 # %% auto #0
 __all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'RAY_LIMITS',
-           'RAY_FLAGS', 'RESTART_LIMITS', 'MAX_CONFIG_BYTES', 'RunSettings', 'RaySettings', 'config_files',
+           'RAY_FLAGS', 'RESTART_LIMITS', 'MAX_CONFIG_BYTES', 'FLAG_OF', 'RunSettings', 'RaySettings', 'config_files',
            'ConfigError', 'HeadRestart', 'check_bindings', 'read_config', 'read_config_file', 'parse_config',
-           'flag_bindings']
+           'flag_bindings', 'bound_settings', 'operative_settings', 'shipped_defaults']
 
 # %% ../../nbs/09_config.ipynb #c006
 MAX_FRAMES = 10 ** 12        # more frames than any run needs; a larger number is a typo (and overflows int64 sums)
@@ -104,14 +104,19 @@ def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"
     return [CONFIG_DIR / f'{family}.gin'] + ([specific] if specific.exists() else [])
 
+def _shipped_files(family: str, name: str, prefix: str | None = None) -> list[Path]:
+    "The shipped configs of env `name` of `family`; `prefix` ('jax' or 'gymnax') for a JAX-native env."
+    if prefix is None: return _family_files(family, name)
+    return _family_files('sc2' if prefix == 'jax' else 'gym', name) + _family_files('jax', name)
+
 def config_files(env_id: str) -> list[Path]:
     """The shipped configs for `env_id`: its family's, then an env-specific one if the package has it. A JAX-native
     env first takes the configs of what it re-implements (`jax:MoveToBeacon` the StarCraft II map's, `gymnax:CartPole-v1`
     gymnasium's CartPole's), then `jax.gin` and `jax/<name>.gin` for what the fused path changes."""
     family = env_family(env_id)
-    if family != 'jax': return _family_files(family, env_id)
-    base, name = env_id.split(':', 1)
-    return _family_files('sc2' if base == 'jax' else 'gym', name) + _family_files('jax', name)
+    if family != 'jax': return _shipped_files(family, env_id)
+    prefix, name = env_id.split(':', 1)
+    return _shipped_files(family, name, prefix)
 
 class ConfigError(ValueError): pass
 
@@ -325,10 +330,13 @@ def _known_env(env_id) -> bool:
 
 @contextlib.contextmanager
 def _gin_sandbox():
-    "gin's bindings as they were before the block, whatever it parses."
+    "gin's bindings (and its record of the values used) as they were before the block, whatever it parses."
     saved = {k: dict(v) for k, v in gin.config._CONFIG.items()}
+    operative = {k: dict(v) for k, v in gin.config._OPERATIVE_CONFIG.items()}
     try: yield
-    finally: gin.config._CONFIG.clear(); gin.config._CONFIG.update(saved)
+    finally:
+        gin.config._CONFIG.clear(); gin.config._CONFIG.update(saved)
+        gin.config._OPERATIVE_CONFIG.clear(); gin.config._OPERATIVE_CONFIG.update(operative)
 
 # %% ../../nbs/09_config.ipynb #c010gfx
 def read_config_file(path) -> str:
@@ -338,31 +346,128 @@ def read_config_file(path) -> str:
     return read_config(data, str(path))
 
 # %% ../../nbs/09_config.ipynb #c006p
-def parse_config(files=(), bindings=(), run_config=None):
+@contextlib.contextmanager
+def _recording(sources: dict | None, label: str):
+    "Within the block, note `label` in `sources` for each setting gin binds (`scope/Name.param`; the last one wins)."
+    if sources is None: yield; return
+    bind = gin.config.bind_parameter
+    def recorded(key, value):
+        bind(key, value)
+        pbk = gin.config.ParsedBindingKey.parse(key)
+        c = gin.config._REGISTRY.get(pbk.complete_selector)
+        if c is not None: sources[f"{pbk.scope + '/' if pbk.scope else ''}{c.name}.{pbk.arg_name}"] = label
+    gin.config.bind_parameter = recorded
+    try: yield
+    finally: gin.config.bind_parameter = bind
+
+def _file_label(f) -> str:
+    "A config file as a binding's source: a shipped one by its place in the package, any other as `--gin-file`."
+    try: return f"configs/{Path(f).resolve().relative_to(CONFIG_DIR.resolve()).as_posix()}"
+    except ValueError: return f"--gin-file {f}"
+
+def parse_config(files=(), bindings=(), run_config=None, sources: dict | None = None):
     """Clear gin and parse `run_config` (a run directory's `config.gin`, read by the strict `read_config`: a run may
-    come from elsewhere), then `files` (the shipped configs, the user's own) and `bindings`; then check every bound
-    value's type. Errors name the file or binding and how to fix it."""
+    come from elsewhere), then `files` (the shipped configs, the user's own) and `bindings` (strings, or `(binding,
+    source)` pairs); then check every bound value's type. Errors name the file or binding and how to fix it. With
+    `sources` (a dict), notes where each bound setting came from: `{'PPO.learning_rate': 'configs/gym.gin', ...}`."""
     gin.clear_config()
+    if sources is not None: sources.clear()
     if run_config is not None:
         text = read_config_file(run_config)
-        try: gin.parse_config(text)
+        try:
+            with _recording(sources, "the run's config.gin"): gin.parse_config(text)
         except Exception as e:
             raise ConfigError(f"Run config {run_config} does not parse: {e}. It may come from another version of "
                               "reaver_nb; fix or remove the binding it names.") from None
     for f in files:
         if not Path(f).exists(): raise ConfigError(f"gin file {f} does not exist; check the --gin-file path.")
-        try: gin.parse_config_file(str(f))
+        try:
+            with _recording(sources, _file_label(f)): gin.parse_config_file(str(f))
         except Exception as e:
             raise ConfigError(f"Bad gin file {f}: {e}\nFix or remove that binding; `reaver train --help` and "
                               "the shipped configs in reaver_nb/configs show valid names.") from None
     for b in bindings:
-        try: gin.parse_config(b)
+        b, label = b if isinstance(b, tuple) else (b, '--gin-param')
+        try:
+            with _recording(sources, label): gin.parse_config(b)
         except Exception as e:
             moved = [f"; {a}.{n} is now {new}" for (a, n), new in _MOVED.items() if f"{a}.{n}" in b]
             raise ConfigError(f"Bad gin binding {b!r}: {e}{''.join(moved)}\nBindings look like "
                               "`PPO.learning_rate = 1e-3`.") from None
     check_bindings()
 
-def flag_bindings(**flags) -> list[str]:
-    "CLI flags as `RunSettings` bindings (None means: not given)."
-    return [f"RunSettings.{k} = {v!r}" for k, v in flags.items() if v is not None]
+# the flag that binds each RunSettings and RaySettings field, as `reaver train --dry-run` names a setting's source
+FLAG_OF = {**{f'RunSettings.{k}': v
+              for k, v in dict(RUN_FLAGS, env='--env', agent='--agent', backend='--backend').items()},
+           **{f'RaySettings.{k}': v for k, v in dict(RAY_FLAGS, address='--ray-address').items()}}
+
+def flag_bindings(labelled: bool = False, settings: str = 'RunSettings', **flags) -> list:
+    """CLI flags as bindings of `settings` (None means: not given); `labelled`: as `(binding, flag)` pairs, the flag
+    being their source for `parse_config`."""
+    out = [(f"{settings}.{k} = {v!r}", FLAG_OF.get(f"{settings}.{k}", k)) for k, v in flags.items() if v is not None]
+    return out if labelled else [b for b, _ in out]
+
+# %% ../../nbs/09_config.ipynb #c008d
+def _default(p: inspect.Parameter):
+    return p.default if p.default is not p.empty else None
+
+def bound_settings() -> dict[str, dict]:
+    "`{configurable name: {(scope, parameter): value}}` of every binding of a reaver_nb configurable in gin now."
+    bound = {}
+    for (scope, selector), params in gin.config._CONFIG.items():
+        c = gin.config._REGISTRY.get(selector)
+        if c is None or c.module.split('.')[0] != 'reaver_nb': continue
+        for arg, v in params.items(): bound.setdefault(c.name, {})[scope, arg] = v
+    return bound
+
+def operative_settings(names=(), sources: dict | None = None, bound: bool = True) -> list[tuple[str, object, str]]:
+    """`(setting, value, source)` for every parameter of the configurables `names` (e.g. `'RunSettings'`,
+    `'make_model'`) and, with `bound`, of any other reaver_nb configurable with a binding, in the order a run's
+    `config.gin` lists them: bound values with their source from `parse_config(..., sources=...)`, the others'
+    defaults as 'default'."""
+    sources, binds = sources or {}, bound_settings()
+    out = []
+    for name in sorted({*names, *(binds if bound else ())}, key=str.lower):
+        c = gin.config._REGISTRY.get_match(name)
+        try: params = inspect.signature(c.wrapped).parameters.values()
+        except (TypeError, ValueError): params = ()
+        shown = {p.name: p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                 and p.name not in (c.denylist or ()) and (not c.allowlist or p.name in c.allowlist)}
+        mine = binds.get(c.name, {})
+        for (scope, arg) in sorted({('', a) for a in shown} | set(mine)):
+            key = f"{scope + '/' if scope else ''}{c.name}.{arg}"
+            if (scope, arg) in mine: out.append((key, _plain(mine[scope, arg], key), sources.get(key, 'bound')))
+            else: out.append((key, _default(shown[arg]), 'default'))
+    return out
+
+# %% ../../nbs/09_config.ipynb #c008g
+# the kinds of env id `reaver train --help` lists: (label of an env with its own config, label of the others, the
+# family of their configs, the prefix of a JAX-native id)
+_KINDS = (('jax:{}', 'jax:<any other mini-game>', 'sc2', 'jax'), ('gymnax:{}', 'gymnax:<any other id>', 'gym', 'gymnax'),
+          ('{} (StarCraft II)', '<a StarCraft II map> (MoveToBeacon, ...)', 'sc2', None),
+          ('{}', '<any other gymnasium id> (Acrobot-v1, ...)', 'gym', None),
+          (None, '<an Atari game> (ALE/Pong-v5, ...)', 'atari', None),
+          (None, '<a MuJoCo task> (HalfCheetah-v5, ...)', 'mujoco', None))
+
+def _shipped_run(files) -> RunSettings:
+    "The `RunSettings` the shipped config `files` make (gin left as it was)."
+    with _gin_sandbox():
+        gin.clear_config()
+        for f in files: gin.parse_config_file(str(f))
+        return RunSettings()
+
+def shipped_defaults() -> list[dict]:
+    """What the shipped configs set per kind of env id: dicts of `env` (a label), `agent`, `n_envs` and `total_steps`;
+    an env with a config of its own gets a row where it differs from the other ids of its kind, first."""
+    rows = []
+    for one, others, family, prefix in _KINDS:
+        names = set() if one is None else {p.stem for d in {family, 'jax' if prefix == 'jax' else family}
+                                            for p in (CONFIG_DIR / d).glob('*.gin')}
+        s = _shipped_run(_shipped_files(family, '', prefix))
+        base = dict(agent=s.agent, n_envs=s.n_envs, total_steps=s.total_steps)
+        for name in sorted(names):
+            s = _shipped_run(_shipped_files(family, name, prefix))
+            row = dict(agent=s.agent, n_envs=s.n_envs, total_steps=s.total_steps)
+            if row != base: rows.append(dict(env=one.format(name), **row))
+        rows.append(dict(env=others, **base))
+    return rows

@@ -5,7 +5,7 @@ is the one way in to a trained agent, `play` the one playout of host envs."""
 
 # %% ../../nbs/10c_evaluate.ipynb #c002
 from __future__ import annotations
-import json, time
+import json, sys, time
 from pathlib import Path
 import numpy as np
 import jax
@@ -17,6 +17,7 @@ from .checkpoint import latest_checkpoint, load_checkpoint_part, read_checkpoint
 from .files import atomic_write, check_run_folder
 from .config import RunSettings, parse_config
 from .rundir import check_results_dir, check_run_id, compilation_cache, on_device
+from ..results import SENDER_EVALUATION
 
 # %% auto #0
 __all__ = ['agent_policy', 'play', 'TrainedRun', 'load_run', 'test', 'print_eval', 'test_fused', 'record_video']
@@ -99,10 +100,18 @@ def load_run(run: str | Path, results_dir: str | Path = 'results', checkpoint: s
     return TrainedRun(run_dir, cfg, agent, [params], ckpt, frames, make_jax_env(cfg.env) if env_family(cfg.env) == 'jax' else None)
 
 # %% ../../nbs/10c_evaluate.ipynb #c013
+def _progress(show: bool, total: int, unit: str):
+    "A progress bar on a terminal's stderr (tqdm), or None."
+    if not (show and sys.stderr.isatty()): return None
+    from tqdm import tqdm
+    return tqdm(total=total, unit=unit, leave=False, dynamic_ncols=True, file=sys.stderr)
+
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
          results_dir: str | Path = 'results', n_envs: int | None = None, seed: int = 12345,
-         device: str | None = None, verbose: bool = True) -> dict:
-    "Evaluate a run's latest checkpoint over `episodes` episodes; writes and returns the evaluation."
+         device: str | None = None, verbose: bool = True, progress: bool | None = None) -> dict:
+    """Evaluate a run's latest checkpoint over `episodes` episodes; writes and returns the evaluation (an imported
+    run's sender's evaluation stays apart, in `SENDER_EVALUATION`). `verbose` says what it plays and the result;
+    `progress` shows a progress bar (default: when `verbose` and stderr is a terminal)."""
     run_dir = Path(results_dir) / check_run_id(run_id)
     for flag, v, lo, hi in (('--episodes', episodes, 1, 10 ** 6), ('--n-envs', n_envs, 1, 65536), ('--seed', seed, 0, 2 ** 31 - 1)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi):
@@ -115,17 +124,32 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
                                     "--run-id / --results-dir.")
         parse_config(run_config=run_dir / 'config.gin')
         cfg = RunSettings()
+        show = verbose if progress is None else progress
         if env_family(cfg.env) == 'jax' and cfg.fused:
             run = load_run(run_dir)
-            ev = test_fused(run, run_id, episodes, greedy, seed)
+            if verbose: _playing(run, episodes * cfg.n_seeds)
+            limit = getattr(run.env, 'max_steps', None) or 10_000    # `evaluate`'s
+            bar = _progress(show, limit * len(run.params), 'step')
+            def tick(k, steps, ended):
+                if bar is not None: bar.n = k * limit + (steps if ended < episodes else limit); bar.set_postfix(
+                    episodes=f"{k * episodes + ended}/{episodes * len(run.params)}", refresh=False); bar.refresh()
+            try: ev = test_fused(run, run_id, episodes, greedy, seed, tick)
+            finally:
+                if bar is not None: bar.close()
         else:
             n = min(n_envs or cfg.n_envs, episodes)
             venv = make_vector_env(cfg.env, n, vector_env=cfg.vector_env, n_workers=cfg.n_workers or None)
+            bar = None
             try:
                 run = load_run(run_dir, specs=(venv.obs_spec, venv.act_spec))
+                if verbose: _playing(run, episodes)
                 policy = agent_policy(run.agent, run.params[0], jax.random.PRNGKey(seed), greedy)
-                rets, lens = play(venv, policy, episodes, seed=seed)
-            finally: venv.close()
+                bar = _progress(show, episodes, 'episode')
+                tick = None if bar is None else lambda t, s: bar.update(min(int(np.sum(s.finished)), bar.total - bar.n))
+                rets, lens = play(venv, policy, episodes, seed=seed, on_step=tick)
+            finally:
+                if bar is not None: bar.close()
+                venv.close()
             rets = np.array(rets)
             ev = dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=run.checkpoint.name, frames=run.frames,
                       episodes=int(rets.size), greedy=greedy, mean=float(rets.mean()), std=float(rets.std()),
@@ -133,10 +157,26 @@ def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = 
                       train_seeds=[cfg.seed], date=time.strftime('%Y-%m-%d %H:%M:%S'))
         if render: ev['video'] = str(record_video(cfg.env, run.agent, run.params[0], run_dir, greedy, seed))
     atomic_write(run_dir / 'evaluation.json', json.dumps(ev, indent=1).encode())
-    if verbose: print_eval(ev)
+    if verbose:
+        print_eval(ev)
+        if (run_dir / SENDER_EVALUATION).exists(): _print_sender(run_dir)
     return ev
 
 # %% ../../nbs/10c_evaluate.ipynb #c013ax
+def _playing(run, episodes: int):
+    "The line `reaver test` starts with: what plays, from which checkpoint."
+    print(f"Testing {run.run_dir.name}: {episodes} episodes of {run.cfg.env} with {run.checkpoint.name} ({run.frames:,} "
+          f"frames){'' if len(run.params) == 1 else f', {len(run.params)} seeds'}...", flush=True)
+
+def _print_sender(run_dir: Path):
+    "An imported run's sender's score, which a test here leaves as it was."
+    from reaver_nb.results import run_evaluations
+    try: theirs = [ev for ev, by in run_evaluations(run_dir) if by == 'sender'][0]
+    except (ValueError, IndexError) as e: theirs = None
+    said = (f"{np.mean(theirs['returns']):.2f} over {len(theirs['returns'])} episodes"
+            + (f" at {int(theirs['frames']):,} frames" if 'frames' in theirs else '')) if theirs else 'unreadable'
+    print(f"The sender's own test ({said}) stays in {SENDER_EVALUATION}; `reaver compare` shows both.", flush=True)
+
 def print_eval(ev):
     seeds = ev.get('per_seed_mean') or []
     print(f"{ev['run_id']}: {ev['episodes']} episodes of {ev['env']} at {ev['frames']:,} frames: return "
@@ -145,11 +185,13 @@ def print_eval(ev):
           + (f"; video {ev['video']}" if ev.get('video') else ''), flush=True)
 
 # %% ../../nbs/10c_evaluate.ipynb #c013bx
-def test_fused(run: TrainedRun, run_id, episodes, greedy, seed) -> dict:
-    "Evaluate every seed of a fused run, `episodes` each, in parallel on the device."
+def test_fused(run: TrainedRun, run_id, episodes, greedy, seed, progress=None) -> dict:
+    """Evaluate every seed of a fused run, `episodes` each, in parallel on the device; `progress(seed, steps, ended)`
+    hears how far each seed's episodes are."""
     from reaver_nb.training.fused import evaluate
     cfg = run.cfg
-    per_seed = [np.asarray(evaluate(run.env, run.agent, p, jax.random.PRNGKey(seed + k), episodes, greedy))
+    per_seed = [np.asarray(evaluate(run.env, run.agent, p, jax.random.PRNGKey(seed + k), episodes, greedy,
+                                    progress=progress and (lambda s, e, k=k: progress(k, s, e))))
                 for k, p in enumerate(run.params)]
     rets = np.concatenate(per_seed)
     return dict(run_id=run_id, env=cfg.env, agent=cfg.agent, checkpoint=run.checkpoint.name, frames=run.frames,

@@ -229,22 +229,36 @@ class FusedLearner:
 
 # %% ../../nbs/19_fused.ipynb #c011
 def evaluate(env, agent: ActorCriticAgent, params, key, episodes: int = 100, greedy: bool = False,
-             max_steps: int | None = None):
-    "Returns per-episode returns [episodes] of one agent's `params` (episodes run in parallel)."
+             max_steps: int | None = None, progress=None, calls: int = 20):
+    """Returns per-episode returns [episodes] of one agent's `params` (episodes run in parallel), played in up to
+    `calls` compiled calls of equal length that stop once every episode has ended; `progress(steps, ended)` hears
+    after each call how many steps have been played and how many episodes have ended."""
     limit = max_steps or getattr(env, 'max_steps', None) or 10_000
-    def episode(key):
+    calls = max(1, min(calls, limit))
+    n = -(-limit // calls)                         # steps per call; the last call's steps past `limit` change nothing
+    def start(key):
         k0, key = jax.random.split(key)
         obs, st = env.reset(k0)
-        def body(carry, k):
-            obs, st, ret, done = carry
-            k1, k2 = jax.random.split(k)
-            batch = jax.tree.map(lambda x: x[None], obs)
-            if greedy: a = agent._greedy(params, batch)
-            else: a = agent._act(params, batch, k1)[0]
-            obs2, st2, r, te, tr = env.step(k2, st, jax.tree.map(lambda x: x[0], a))
-            keep = lambda new, old: jax.tree.map(lambda x, y: jnp.where(done, y, x), new, old)
-            return (keep(obs2, obs), keep(st2, st), ret + jnp.where(done, 0., r), done | te | tr), None
-        (_, _, ret, _), _ = jax.lax.scan(body, (obs, st, jnp.zeros(()), jnp.zeros((), bool)),
-                                         jax.random.split(key, limit))
-        return ret
-    return jax.jit(jax.vmap(episode))(jax.random.split(key, episodes))
+        ks = jax.random.split(key, limit)
+        ks = jnp.concatenate([ks, ks[:n * calls - limit]])   # padding, never used: `limit` ends every episode
+        return (obs, st, jnp.zeros(()), jnp.zeros((), bool)), ks.reshape(calls, n, *ks.shape[1:])
+    def body(carry, tk):
+        t, k = tk
+        obs, st, ret, done = carry
+        k1, k2 = jax.random.split(k)
+        batch = jax.tree.map(lambda x: x[None], obs)
+        if greedy: a = agent._greedy(params, batch)
+        else: a = agent._act(params, batch, k1)[0]
+        obs2, st2, r, te, tr = env.step(k2, st, jax.tree.map(lambda x: x[0], a))
+        keep = lambda new, old: jax.tree.map(lambda x, y: jnp.where(done, y, x), new, old)
+        new = (keep(obs2, obs), keep(st2, st), ret + jnp.where(done, 0., r), done | te | tr)
+        return jax.tree.map(lambda x, y: jnp.where(t < limit, x, y), new, carry), None
+    def play(carry, t0, ks): return jax.lax.scan(body, carry, (t0 + jnp.arange(n), ks))[0]
+    carry, ks = jax.jit(jax.vmap(start))(jax.random.split(key, episodes))
+    play = jax.jit(jax.vmap(play, in_axes=(0, None, 0)))
+    for i in range(calls):
+        carry = play(carry, jnp.int32(i * n), ks[:, i])
+        ended = int(np.asarray(carry[3]).sum())
+        if progress: progress(min((i + 1) * n, limit), ended)
+        if ended == episodes: break
+    return carry[2]

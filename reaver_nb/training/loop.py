@@ -85,14 +85,18 @@ def run_loop(cfg, learner, run_dir, frames: int = 0, episodes: int = 0, elapsed:
         last_save = time.time()
         return save_checkpoint(run_dir / 'checkpoints', frames, p, cfg.keep_checkpoints)
     row, per_update, last_ckpt, stopped, per_seed = None, None, done, False, [None] * K
+    # at least ten rows a run (a short run shows its progress too), each at most log_every updates and log_seconds apart
+    most = max(1, min(cfg.log_every, -(-total_updates // 10)))
+    first = True
     notify(callbacks, 'on_start', info or {})
     def result(**extra):
         return dict(run_dir=str(run_dir), frames=frames, episodes=episodes, updates=done, time=logger.elapsed,
                     last=row, seeds=K, stopped=stopped, seed_returns=per_seed, **extra)
     try:
         while done < total_updates:
-            n = min(cfg.log_every, total_updates - done)
-            if per_update: n = max(1, min(n, int(cfg.log_seconds / per_update)))
+            # one update while the time per update is not known yet: the first chunk compiles, the second is timed
+            n = 1 if per_update is None else max(1, min(most, int(cfg.log_seconds / per_update)))
+            n = min(n, total_updates - done)
             for h in hooks:
                 cut = h.chunk_end(done)
                 if cut is not None: n = min(n, cut - done)
@@ -106,7 +110,8 @@ def run_loop(cfg, learner, run_dir, frames: int = 0, episodes: int = 0, elapsed:
                     f"run stopped and its last good state is in {path}. Lower the learning rate (e.g. --gin-param "
                     f"'{str(cfg.agent).upper()}.learning_rate = 1e-4') or clip gradients, then --resume.")
             learner.state = new
-            per_update = (time.time() - t) / n if done > 0 else None   # a new run's first chunk includes compilation
+            per_update = None if first else (time.time() - t) / n   # this process's first chunk includes compilation
+            first = False
             start, done, frames = done, done + n, frames + n * batch
             for h in hooks: learner.state = h.on_chunk(learner.state, stats, start, done, frames)
             ep_row, per_seed = learner.episode_row(stats)

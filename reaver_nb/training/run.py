@@ -8,6 +8,7 @@ otherwise, Ray actors with `--backend ray` — under one run loop, stopping clea
 from __future__ import annotations
 import time
 from pathlib import Path
+import gin
 from ..envs.registry import check_env, env_factory, env_family
 from ..envs.jax_envs import make_jax_env
 from ..agents.actor_critic import AGENTS, ActorCriticAgent
@@ -15,7 +16,7 @@ from .loop import checkpoint_payload, run_loop
 from .checkpoint import latest_checkpoint, load_checkpoint, load_checkpoint_part, read_checkpoint
 from .files import check_run_folder
 from .config import RunSettings, RaySettings, HeadRestart, DEFAULT_ENV
-from .config import config_files, parse_config, flag_bindings
+from .config import config_files, parse_config, flag_bindings, operative_settings, bound_settings
 from .rundir import (check_results_dir, check_run_dir, check_run_id, compilation_cache, on_device,
                                        open_run_dir, removed_on_failure)
 from .host import train_host
@@ -29,32 +30,37 @@ def train(env: str | None = None, agent: str | None = None, n_envs: int | None =
           seed: int | None = None, run_id: str | None = None, resume: bool = False, force: bool = False,
           initialize_from: str | None = None, results_dir: str | Path = 'results', gin_files=(), gin_params=(),
           device: str | None = None, verbose: bool = True, callbacks=(), seeds: int | None = None,
-          dry_run: bool = False, backend: str | None = None) -> dict:
+          dry_run: bool = False, backend: str | None = None, actors: int | None = None,
+          envs_per_actor: int | None = None, ray_address: str | None = None) -> dict:
     """Train an agent; returns the run directory, counters, `time` (training seconds, summed over resumes) and the last
     row. `seeds` trains that many independent agents side by side (JAX-native envs only). `dry_run`: check every
-    setting and return the plan (`info`) without building anything or writing a file. `backend='ray'` steps the envs
-    in Ray actors (`RaySettings`: actors, envs per actor, the cluster's address; `reaver_nb.training.fleet`)."""
-    if backend is not None: gin_params = [*gin_params, f"RunSettings.backend = {backend!r}"]
+    setting and return the plan (`info`, with `settings`: every setting as `(name, value, source)`, and `notes`)
+    without building anything or writing a file. `backend='ray'` steps the envs in Ray actors (`RaySettings`:
+    `actors`, `envs_per_actor`, the cluster's `ray_address`; `reaver_nb.training.fleet`)."""
+    flags = (flag_bindings(True, backend=backend)
+             + flag_bindings(True, 'RaySettings', actors=actors, envs_per_actor=envs_per_actor, address=ray_address))
     if not dry_run: compilation_cache()
     with on_device(device):
         return _train(env, agent, n_envs, steps, seed, run_id, resume, force, initialize_from,
                       check_results_dir(results_dir), list(gin_files), list(gin_params), verbose, list(callbacks), seeds,
-                      dry_run)
+                      dry_run, flags)
 
 # %% ../../nbs/10_train.ipynb #c009ax
 def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initialize_from, results_dir, gin_files,
-           gin_params, verbose, callbacks, n_seeds=None, dry_run=False):
+           gin_params, verbose, callbacks, n_seeds=None, dry_run=False, flags=()):
     if run_id is None and resume: raise ValueError("--resume needs the --run-id of the run to continue.")
     if run_id is not None: check_run_id(run_id)
     if initialize_from is not None: check_run_id(initialize_from, '--initialize-from')
-    bindings = gin_params + flag_bindings(env=env, agent=agent_name, n_envs=n_envs, total_steps=steps, seed=seed,
-                                          n_seeds=n_seeds)
+    bindings = gin_params + list(flags) + flag_bindings(True, env=env, agent=agent_name, n_envs=n_envs,
+                                                        total_steps=steps, seed=seed, n_seeds=n_seeds)
+    sources = {}   # where each setting came from, for the dry run's listing
     if resume:   # the run's own config, through the strict reader: a run directory may come from elsewhere
         check_run_dir(results_dir / run_id, resume, force)
         # a run directory may come from elsewhere (`reaver import`): its Ray address is not followed on resume (Ray
         # unpickles what a cluster sends); the command line names the cluster again (--ray-address)
-        parse_config(gin_files, ["RaySettings.address = ''"] + bindings, run_config=results_dir / run_id / 'config.gin')
-    else: parse_config(config_files(check_env(env or DEFAULT_ENV)) + gin_files, bindings)
+        parse_config(gin_files, [("RaySettings.address = ''", "default (a resumed run's cluster is named again)")]
+                     + bindings, run_config=results_dir / run_id / 'config.gin', sources=sources)
+    else: parse_config(config_files(check_env(env or DEFAULT_ENV)) + gin_files, bindings, sources=sources)
     cfg = RunSettings()
     check_env(cfg.env)
     if run_id is None:
@@ -85,10 +91,10 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
     fused = env_family(cfg.env) == 'jax' and cfg.fused and not ray
     restart = HeadRestart()
     restart = restart if restart.applies(cfg.agent) else None
-    if restart and restart.at > info['total_frames'] and verbose:
-        print(f"Note: HeadRestart.at = {restart.at:,} is past this run's {info['total_frames']:,} frames, so the "
-              f"{', '.join(restart.heads)} head(s) will not be reset; raise --steps past it, or lower HeadRestart.at.",
-              flush=True)
+    notes = []   # what the dry run says about settings that cannot apply to this run (a normal run is silent)
+    if restart and restart.at > info['total_frames']:
+        notes.append(f"HeadRestart.at = {restart.at:,} is past this run's {info['total_frames']:,} frames: the "
+                     f"{', '.join(restart.heads)} head(s) will not be restarted (raise --steps past it to have them)")
     if ray and cfg.n_seeds != 1:
         raise ValueError(f"--seeds {cfg.n_seeds} trains several agents in one fused program, which Ray's actors do not "
                          "run; start one --backend ray run per --seed.")
@@ -104,16 +110,36 @@ def _train(env, agent_name, n_envs, steps, seed, run_id, resume, force, initiali
                          "(env worker processes) or 'inprocess'.")
     if dry_run:   # the env's own settings too (building a factory binds and checks them; nothing starts)
         make_jax_env(cfg.env) if fused else env_factory(cfg.env)
-        return dict(info, dry_run=True)
+        return _plan(info, cfg, hp, rs, ray, fused, total_updates, batch, sources, notes, run_dir if resume else None,
+                     initialize_from)
     with removed_on_failure(run_dir, keep=resume):
         if ray:
             from reaver_nb.training.fleet import train_ray
-            return train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
-                             callbacks, info, restart)
-        if fused: return _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info,
-                                      restart)
-        return train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
-                           callbacks, info, restart)
+            out = train_ray(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
+                            callbacks, info, restart)
+        elif fused: out = _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks,
+                                       info, restart)
+        else: out = train_host(cfg, hp, total_updates, run_id, run_dir, resume, force, src, initialize_from, verbose,
+                               callbacks, info, restart)
+    return dict(out, env=cfg.env, agent=cfg.agent)
+
+# %% ../../nbs/10_train.ipynb #c009bx
+def _plan(info, cfg, hp, rs, ray, fused, total_updates, batch, sources, notes, resumed, initialize_from) -> dict:
+    """A dry run's answer: the run's plan (`info` and its numbers, the path its envs take) with every setting of what it
+    uses as `(name, value, source)` (`operative_settings`), the configurables bound but unused (`unused`: {name: number
+    of bindings}, e.g. PPO's settings in an A2C run) and `notes` on settings that cannot apply."""
+    used = {gin.config._REGISTRY.get(sel).name for _, sel in gin.config._OPERATIVE_CONFIG
+            if gin.config._REGISTRY.get(sel) is not None}
+    if not ray: used.discard('RaySettings')            # made for its checks; a local run does not use it
+    used |= {'make_model', type(hp).__name__}
+    unused = {name: len(b) for name, b in bound_settings().items() if name not in used}   # e.g. PPO's, in an A2C run
+    envs = (f"{rs.actors * rs.envs(cfg.n_envs)} ({rs.actors} Ray actors x {rs.envs(cfg.n_envs)} envs)" if ray
+            else f"{cfg.n_envs}")
+    ckpt = latest_checkpoint(resumed / 'checkpoints') if resumed else None
+    return dict(info, dry_run=True, seed=cfg.seed, updates=total_updates, batch=batch, traj_len=hp.traj_len,
+                envs=envs, path='ray' if ray else 'fused' if fused else 'host', unused=unused, notes=notes,
+                settings=operative_settings(sorted(used), sources, bound=False),
+                resume_from=ckpt.name if ckpt else None, initialize_from=initialize_from)
 
 # %% ../../nbs/10_train.ipynb #c009fx
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info, restart=None):

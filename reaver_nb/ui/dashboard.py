@@ -57,7 +57,8 @@ def training_figure(rows: list[dict], title: str = '', running: int = 10):
         x, y = _series(rows, key)
         ax.set_title(name, fontsize=10); ax.grid(alpha=.3); ax.tick_params(labelsize=8)
         if not len(x): ax.text(.5, .5, 'no data yet', ha='center', va='center', transform=ax.transAxes, color='grey'); continue
-        ax.plot(x, y, lw=1.2, color='C0' if key == 'ep_return_mean' else 'C1')
+        # markers while there are few rows: one logged row is a point, not an empty panel
+        ax.plot(x, y, lw=1.2, color='C0' if key == 'ep_return_mean' else 'C1', marker='o' if len(x) < 30 else None, ms=3)
         if key == 'ep_return_mean':
             _, sd = _series(rows, 'ep_return_std')
             if len(sd) == len(y): ax.fill_between(x, y - sd, y + sd, color='C0', alpha=.2, lw=0, label='± std')
