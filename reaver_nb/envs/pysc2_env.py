@@ -472,12 +472,8 @@ def health(self: SC2Env, v):
 
 @patch
 def player(self: SC2Env, v, score):
-    "pysc2's `player` vector: the game's, with the fight maps' food cap of 0 and CollectMineralShards' minerals."
-    pl = np.asarray(v['player'], np.float64).round().astype(np.int32)
-    if not economy(self._program.game):
-        pl[features.Player.food_cap] = 0
-        if isinstance(self._program.game, CollectMineralShards): pl[features.Player.minerals] = 100 * score
-    return pl
+    "pysc2's `player` vector: the simulation's, as whole numbers."
+    return np.asarray(v['player'], np.float64).round().astype(np.int32)
 
 @patch
 def feature_units(self: SC2Env, v, refused):

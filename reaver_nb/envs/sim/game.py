@@ -80,6 +80,7 @@ class MiniGame:
     map_bounds = ((-11., -7.), (33., 29.))   # the map's bounds (MapInfo: world x 10-54, y 8-44 on all seven maps) in
                                          # screen units: `pathable` and `buildable` are 1 inside (nbs/18_minigames)
     refused_layers = REFUSED_LAYERS      # 'screen/<layer>' or 'minimap/<layer>' -> why this map does not simulate it
+    minerals_per_point = 0               # the `player` vector's minerals a point of score brings (CollectMineralShards: 100)
 
     def __init__(self, options: SC2Options | None = None, sim: MiniGameOptions | None = None, **overrides):
         o = options or SC2Options()
@@ -225,10 +226,13 @@ def offered(self: MiniGame, s: GameState) -> jax.Array:
 
 @patch
 def player(self: MiniGame, s: GameState) -> jax.Array:
-    "pysc2's `player` vector: player id, minerals, vespene, food used, cap, army, workers, idle workers, army count, ..."
+    """pysc2's `player` vector: player id, minerals, vespene, food used, cap, army, workers, idle workers, army count, ...
+    The food cap is 0: no building on these maps provides supply (printed at reset on the real CollectMineralShards:
+    [1 0 0 2 0 2 0 0 2 0 0], SC2-RL Part1 cells 11, 18); minerals are `minerals_per_point` a point of score."""
     u = s.units
     army = (u.alive & (stat('owner', u.kind) == SELF) & jnp.asarray(ARMY)[u.kind]).sum()
-    return jnp.zeros(PLAYER_SIZE).at[0].set(1).at[3].set(army).at[4].set(200).at[5].set(army).at[8].set(army)
+    return (jnp.zeros(PLAYER_SIZE).at[0].set(1).at[1].set(self.minerals_per_point * s.score).at[3].set(army)
+            .at[5].set(army).at[8].set(army))
 
 # %% ../../../nbs/18c_sim_game.ipynb #c022r
 @patch

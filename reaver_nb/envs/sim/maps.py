@@ -55,6 +55,7 @@ class CollectMineralShards(MiniGame):
     name = 'CollectMineralShards'
     fights = False                             # two marines and the shards: no enemies
     shard_area = ((2., 2.), (22., 16.))        # the "Mineral Area" in screen units
+    minerals_per_point = 100                   # its script picks a shard up as PickupMinerals100; the score is minerals / 100
 
     def new_units(self, key):
         k1, k2 = jax.random.split(key)
