@@ -16,7 +16,7 @@ from .engine import (
     KIND, ARMY, SELF, IDLE, MOVE, ATTACK_MOVE, PATROL, FOLLOW, IMPLEMENTED,
     SCV, COMMAND_CENTER, MINERAL_FIELD, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, REFINERY, MARINE,
     Units, stat, radii, pairwise_dist, first_true, first_min, unit_under, select_point, select_rect, control_group,
-    select_army, give_order, next_order, screen_point, minimap_point)
+    select_army, give_order, hold_or_stop, next_order, screen_point, minimap_point)
 from .game import FIGHT_REFUSED_LAYERS, GameState, MiniGame
 
 # %% auto #0
@@ -212,7 +212,7 @@ def offered(self: EconomyGame, s: GameState) -> jax.Array:
         room = (eco.train < 0).any(1)
         return (sel & finished(u, eco) & (u.kind == b) & room).any() & (eco.minerals >= COST[k]) & (used + FOOD[k] <= cap)
     offer = {0: always, 1: always, 2: always, 3: always, 4: always, 7: army,
-             **{f: sel_mobile for f in (12, 13, 331, 332, 333, 334, 451, 452)},
+             **{f: sel_mobile for f in (12, 13, 331, 332, 333, 334, 451, 452, 274, 453)},
              6: idle_workers(u).any(),
              42: sel_scv & (eco.minerals >= COST[BARRACKS]) & depot,
              44: sel_scv & (eco.minerals >= COST[COMMAND_CENTER]),
@@ -324,6 +324,8 @@ def act(self: EconomyGame, s: GameState, action):
             331: command('move', lambda: p('screen')), 332: command('move', m, False),
             333: command('patrol', lambda: p('screen')), 334: command('patrol', m, False),
             451: smart, 452: command('smart', m, False),
+            274: lambda u, eco: (hold_or_stop(u.replace(selected=u.selected & mobile), q(), True).replace(selected=u.selected), eco),
+            453: lambda u, eco: (hold_or_stop(u.replace(selected=u.selected & mobile), q(), False).replace(selected=u.selected), eco),
             6: idle, 264: gather, 269: back, **{f: build(k) for f, k in BUILDS.items()},
             **{f: train(b, k) for f, (b, k) in TRAINS.items()}}
     v, e = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in ECONOMY_IMPLEMENTED], u, eco)

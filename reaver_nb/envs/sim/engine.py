@@ -15,12 +15,12 @@ from flax import struct
 # %% auto #0
 __all__ = ['LOOPS_PER_SECOND', 'SCREEN_UNITS', 'MAP_UNITS', 'CAMERA_ORIGIN', 'EPISODE_LOOPS', 'MARINE', 'ROACH', 'BEACON',
            'SHARD', 'ZERGLING', 'BANELING', 'SELF', 'NEUTRAL', 'ENEMY', 'IDLE', 'MOVE', 'ATTACK_MOVE', 'ATTACK_UNIT',
-           'PATROL', 'FOLLOW', 'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS', 'KIND',
-           'SCV', 'COMMAND_CENTER', 'MINERAL_FIELD', 'VESPENE_GEYSER', 'SUPPLY_DEPOT', 'BARRACKS', 'REFINERY', 'ARMED',
-           'ARMY', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'Units', 'make_units', 'stat', 'radii', 'small_int', 'first_true',
-           'first_min', 'pairwise_dist', 'nearest_sq', 'first_good_else_farthest', 'next_order', 'queued_first',
-           'game_loop', 'screen_point', 'screen_pixel', 'minimap_point', 'unit_under', 'select_point', 'select_rect',
-           'select_army', 'control_group', 'give_order', 'available']
+           'PATROL', 'FOLLOW', 'HOLD', 'CONTROL_GROUPS', 'FOLLOW_GAP', 'ACQUIRE_EXTRA', 'HELP_RADIUS', 'BEACON_RADIUS',
+           'KIND', 'SCV', 'COMMAND_CENTER', 'MINERAL_FIELD', 'VESPENE_GEYSER', 'SUPPLY_DEPOT', 'BARRACKS', 'REFINERY',
+           'ARMED', 'ARMY', 'GOLDEN', 'CORE', 'IMPLEMENTED', 'Units', 'make_units', 'stat', 'radii', 'small_int',
+           'first_true', 'first_min', 'pairwise_dist', 'nearest_sq', 'first_good_else_farthest', 'next_order',
+           'queued_first', 'game_loop', 'screen_point', 'screen_pixel', 'minimap_point', 'unit_under', 'select_point',
+           'select_rect', 'select_army', 'control_group', 'give_order', 'hold_or_stop', 'available']
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c006
 LOOPS_PER_SECOND = 22.4          # game loops per "faster" second, the speed unit stats are quoted in
@@ -34,6 +34,8 @@ EPISODE_LOOPS = 1920             # 120 s at 16 loops per game second
 MARINE, ROACH, BEACON, SHARD, ZERGLING, BANELING = 0, 1, 2, 3, 4, 5
 SELF, NEUTRAL, ENEMY = 1, 3, 4   # pysc2 player_relative values
 IDLE, MOVE, ATTACK_MOVE, ATTACK_UNIT, PATROL, FOLLOW = 0, 1, 2, 3, 4, 5
+HOLD = 8                         # HoldPosition_quick: stays, and fights only what comes within its weapon's range (6
+                                 # and 7 are the economy's gather and build orders)
 CONTROL_GROUPS = 10              # pysc2's control_group_id 0–9
 FOLLOW_GAP = 0.5                 # a following unit stops this close (edge to edge) to the unit it follows
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
@@ -257,11 +259,17 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
                   home=jnp.where(lost[:, None], u.pos, u.home))
     tgt_ok = (u.target >= 0) & u.alive[jnp.maximum(u.target, 0)]
     fights = (u.order != MOVE) & (u.order != FOLLOW)   # a move or a follow ignores enemies
+    hold = u.order == HOLD
     if fight:
         own = stat('owner', u.kind)
         fighter = u.alive & ((own == SELF) | (own == ENEMY))
-        # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA ...
-        seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL)) & ~tgt_ok
+        # a held unit lets go of a target that left its weapon's range (it never follows one) ...
+        gone = hold & tgt_ok & (_edge_to(u.pos, r, jnp.maximum(u.target, 0)) > rng)
+        tgt_ok = tgt_ok & ~gone
+        u = u.replace(target=jnp.where(gone, -1, u.target))
+        # idle, attack-moving and patrolling armed units acquire the nearest enemy within range + ACQUIRE_EXTRA, held
+        # ones within range ...
+        seeking = armed & ((u.order == IDLE) | (u.order == ATTACK_MOVE) | (u.order == PATROL) | hold) & ~tgt_ok
         # ... or any enemy when an ally within HELP_RADIUS (or, without the call for help, itself) is under attack
         t = jnp.maximum(u.target, 0)
         attacking = tgt_ok & fights & armed & (_edge_to(u.pos, r, t) <= rng)
@@ -275,7 +283,7 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
                            & (pairwise_dist(u.pos[a], u.pos[t[b]], 1e-9) <= HELP_RADIUS)).any(1)
             else:
                 helping = attacked[a]
-            reach = jnp.where(helping, jnp.inf, rng[a] + ACQUIRE_EXTRA)
+            reach = jnp.where(hold[a], rng[a], jnp.where(helping, jnp.inf, rng[a] + ACQUIRE_EXTRA))
             cand = jnp.where(hostile & (edge <= reach[:, None]), edge, jnp.inf)
             found_a = seeking[a] & jnp.isfinite(cand.min(1))
             target = target.at[a].set(jnp.where(found_a, b.start + first_min(cand, 1), u.target[a]))
@@ -308,7 +316,7 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
     # an own unit is followed FOLLOW_GAP behind; a neutral one (the beacon, a shard; MiniGameSettings.move_follows)
     # is walked onto, centre to centre, and after again when it moves
     gap = jnp.where(stat('owner', u.kind[t]) == NEUTRAL, -r - r[t], FOLLOW_GAP)
-    chasing = (tgt_ok & ~in_range & fights) | (following & (edge_t > gap + 1e-6))
+    chasing = (tgt_ok & ~in_range & fights & ~hold) | (following & (edge_t > gap + 1e-6))
     roaming = (u.order == ATTACK_MOVE) | (u.order == PATROL)
     moving = u.alive & ((u.order == MOVE) | (roaming & ~tgt_ok) | chasing)
     dest = jnp.where(chasing[:, None], u.pos[t], u.goal)
@@ -330,8 +338,10 @@ def game_loop(u: Units, radius=None, collide: bool = True, call_for_help: bool =
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c014
 CORE = (0, 2, 3, 7, 12, 331)   # no_op, select_point, select_rect, select_army, Attack_screen, Move_screen
-IMPLEMENTED = (0, 1, 2, 3, 4, 7, 12, 13, 331, 332, 333, 334, 451, 452)   # CORE and: move_camera, select_control_group,
-               # Attack_minimap, Move_minimap, Patrol_screen, Patrol_minimap, Smart_screen, Smart_minimap
+IMPLEMENTED = (0, 1, 2, 3, 4, 7, 12, 13, 331, 332, 333, 334, 451, 452, 274, 453)   # CORE and: move_camera,
+               # select_control_group, Attack_minimap, Move_minimap, Patrol_screen, Patrol_minimap, Smart_screen,
+               # Smart_minimap, HoldPosition_quick, Stop_quick (every unit's command card has Stop and Hold Position: a
+               # selected marine is offered 16 functions on the real MoveToBeacon, SC2-RL Part2 cell 48)
 
 def screen_point(index, res):
     "Flat pixel index → the pixel centre in screen world units ([x, y])."
@@ -401,6 +411,15 @@ def control_group(u, act, group):
     return u.replace(groups=groups, selected=selected)
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c014gx
+def _queue_slots(u: Units, queued):
+    """(to_queue, now, slot) of an order to the selected units: a queued order goes into the first empty slot after the
+    head (a full queue: it replaces the last); an order now clears the queue."""
+    sel = u.selected & u.alive
+    to_queue = sel & (queued == 1) & (u.order != IDLE)
+    q = u.q_order.shape[1]
+    first_free = (u.q_head + jnp.minimum((u.q_order != IDLE).sum(1), q - 1)) % q
+    return to_queue, sel & ~to_queue, to_queue[:, None] & (jnp.arange(q) == first_free[:, None])
+
 def give_order(u, queued, p, res, how, follows: bool = False, radius=None):
     """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
     'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
@@ -421,20 +440,25 @@ def give_order(u, queued, p, res, how, follows: bool = False, radius=None):
              'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(followed >= 0, FOLLOW, MOVE))}[how]
     order = jnp.broadcast_to(order, (n,))
     target = jnp.broadcast_to(jnp.where(enemy >= 0, enemy, followed), (n,))   # the unit attacked or followed, or -1
-    sel = u.selected & u.alive
-    to_queue = sel & (queued == 1) & (u.order != IDLE)
-    now = sel & ~to_queue
-    # a queued order goes into the first empty slot after the head (a full queue: it replaces the last); an order now
-    # clears the queue
-    q = u.q_order.shape[1]
-    first_free = (u.q_head + jnp.minimum((u.q_order != IDLE).sum(1), q - 1)) % q
-    slot = to_queue[:, None] & (jnp.arange(q) == first_free[:, None])
+    to_queue, now, slot = _queue_slots(u, queued)
     return u.replace(
         order=jnp.where(now, order, u.order), goal=jnp.where(now[:, None], p, u.goal),
         target=jnp.where(now, target, u.target), home=jnp.where(now[:, None], u.pos, u.home),
         q_order=jnp.where(now[:, None], IDLE, jnp.where(slot, order[:, None], u.q_order)),
         q_goal=jnp.where(slot[..., None], p, u.q_goal),
         q_target=jnp.where(now[:, None], -1, jnp.where(slot, target[:, None], u.q_target)))
+
+def hold_or_stop(u: Units, queued, hold: bool) -> Units:
+    """HoldPosition_quick (`hold`) or Stop_quick: the selected units drop their orders and their queue and stand; a
+    held unit fights only what comes within its weapon's range, without moving (`game_loop`). Queued, a hold waits
+    behind the orders there are; a queued stop changes nothing (the units stop when their orders end anyway)."""
+    to_queue, now, slot = _queue_slots(u, queued)
+    order = jnp.int32(HOLD if hold else IDLE)
+    slot = slot & hold
+    return u.replace(order=jnp.where(now, order, u.order), goal=jnp.where(now[:, None], u.pos, u.goal),
+                     target=jnp.where(now, -1, u.target), home=jnp.where(now[:, None], u.pos, u.home),
+                     q_order=jnp.where(now[:, None], IDLE, jnp.where(slot, order, u.q_order)),
+                     q_target=jnp.where(now[:, None], -1, jnp.where(slot, -1, u.q_target)))
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c014hx
 def available(u: Units) -> jax.Array:
@@ -443,4 +467,4 @@ def available(u: Units) -> jax.Array:
     army = (own & jnp.asarray(ARMY)[u.kind]).any()
     sel = (u.selected & own).any()
     always = jnp.array(True)
-    return jnp.stack([always, always, always, always, always, army] + [sel] * 8)
+    return jnp.stack([always, always, always, always, always, army] + [sel] * 10)

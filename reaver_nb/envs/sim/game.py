@@ -16,8 +16,8 @@ from flax import struct
 from ..sc2 import SC2Options, function_ids, sc2_obs_spec, sc2_act_spec, PLAYER_SIZE
 from .engine import (
     ARMY, BEACON, BEACON_RADIUS, CAMERA_ORIGIN, CORE, EPISODE_LOOPS, IMPLEMENTED, KIND, MAP_UNITS, SCREEN_UNITS, SELF,
-    Units, available, control_group, first_good_else_farthest, game_loop, give_order, minimap_point, nearest_sq,
-    pairwise_dist, radii, screen_point, select_army, select_point, select_rect, stat)
+    Units, available, control_group, first_good_else_farthest, game_loop, give_order, hold_or_stop, minimap_point,
+    nearest_sq, pairwise_dist, radii, screen_point, select_army, select_point, select_rect, stat)
 from .render import feature_layers
 
 # %% auto #0
@@ -281,7 +281,8 @@ def apply_action(self: MiniGame, u: Units, action, camera=None) -> Units:
             333: lambda u: give_order(u, q(), p('screen'), res, 'patrol', radius=r),
             334: lambda u: give_order(u, q(), m(), None, 'patrol', radius=r),
             451: lambda u: give_order(u, q(), p('screen'), res, 'smart', follows, r),
-            452: lambda u: give_order(u, q(), m(), None, 'smart', radius=r)}
+            452: lambda u: give_order(u, q(), m(), None, 'smart', radius=r),
+            274: lambda u: hold_or_stop(u, q(), hold=True), 453: lambda u: hold_or_stop(u, q(), hold=False)}
     alive = u.alive
     if self.fog: u = u.replace(alive=alive & self.visible(u))   # what the player can click on
     u = jax.lax.switch(jnp.where(ok, slot, 0), [call[f] for f in IMPLEMENTED], u).replace(alive=alive)
