@@ -25,6 +25,7 @@ def notebook_markdown(path: Path) -> tuple[str, dict]:
     nb = nbformat.read(path, as_version=4)
     cells = []
     for c in nb.cells:
+        c.metadata = {}   # nbdev-test --save records timings there in a form nbformat's schema refuses
         lines = c.source.splitlines()
         if c.cell_type == 'code':
             if any(l.strip().startswith('#| hide') for l in lines): continue
