@@ -12,7 +12,7 @@ A step is one agent decision (8 game loops). The first episode of each drop-in r
 row compile and are not timed; each row is the median of `--repeats` timed runs.
 
     python bench/pysc2_env.py                             # trains a tiny PPO run first (speed does not need a good one)
-    python bench/pysc2_env.py --run mtb_ppo51 --results-dir /tmp/r51 --episodes 5 --batch 100
+    python bench/pysc2_env.py --run mtb_ppo51 --results-dir RESULTS --episodes 5 --batch 100
 """
 from __future__ import annotations
 import argparse, json, os, platform, statistics, tempfile, time

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """SC2-RL's real-game learning curves, read from a checkout at run time (nothing of SC2-RL is stored here).
 
-    python lab/sc2rl_oracle/real_curves.py --checkout /work/sc2rl [--out /tmp/sc2rl_real_curves.csv]
-        [--curves-out /tmp/sc2rl_real_curves_long.csv] [--plot /tmp/sc2rl_real_plots] [--maps MoveToBeacon ...]
+    python lab/sc2rl_oracle/real_curves.py --checkout $SC2RL [--out $OUT/sc2rl_real_curves.csv]
+        [--curves-out $OUT/sc2rl_real_curves_long.csv] [--plot $OUT/sc2rl_real_plots] [--maps MoveToBeacon ...]
         [--earlier] [--batch-study] [--procs MoveToBeacon=20 ...]
 
 For every map: the A2C runs named final by SC2-RL's `Notebooks/Part25_A2C_final_results` (for DefeatRoaches,
@@ -14,7 +14,7 @@ row per map averages the final runs over their common prefix. IMPALA's final log
 (../logs/torchbeast), so there are no IMPALA rows.
 """
 from __future__ import annotations
-import argparse, csv, math, os, subprocess, sys
+import argparse, tempfile, csv, math, os, subprocess, sys
 from pathlib import Path
 
 import numpy as np
@@ -109,7 +109,7 @@ def runs_for(m: str, earlier: bool, batch_study: bool, procs_override: dict):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--checkout', required=True, type=Path, help='an SC2-RL checkout (see checkout.sh)')
-    ap.add_argument('--out', type=Path, default=Path('/tmp/sc2rl_real_curves.csv'), help='summary CSV')
+    ap.add_argument('--out', type=Path, default=Path(tempfile.gettempdir()) / 'sc2rl_real_curves.csv', help='summary CSV')
     ap.add_argument('--curves-out', type=Path, help='long-format CSV of every point (map, run, step, frames, score)')
     ap.add_argument('--plot', type=Path, help='folder for one PNG per map (logged steps and frames)')
     ap.add_argument('--maps', nargs='*', default=list(R.MAPS), choices=R.MAPS)

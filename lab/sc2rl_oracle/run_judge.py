@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Run SC2-RL's own A2C (run.py) or IMPALA (monobeast.py) from a checkout, unchanged, with only the env swapped.
 
-    /work/venv-sc2rl/bin/python lab/sc2rl_oracle/run_judge.py --checkout /work/sc2rl --map MoveToBeacon \
+    $JUDGE_VENV/bin/python lab/sc2rl_oracle/run_judge.py --checkout $SC2RL --map MoveToBeacon \
         --algo a2c --seed 0 --steps 600000 [--out DIR] [--env-module reaver_nb.envs.pysc2_env:SC2Env]
 
 `pysc2.env.sc2_env.SC2Env` is replaced by the class named by --env-module before SC2-RL's code runs; SC2-RL calls
@@ -20,7 +20,7 @@ Python 3.11/protobuf 7 through reaver_nb's compat layer, numpy >= 1.24's removed
 0) is for testing the plumbing only; an adapter here gives it SC2Env's constructor.
 """
 from __future__ import annotations
-import argparse, csv, importlib, importlib.util, inspect, json, os, platform, random, sys, time, types
+import argparse, tempfile, csv, importlib, importlib.util, inspect, json, os, platform, random, sys, time, types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -296,7 +296,7 @@ def main(argv=None):
     ap.add_argument('--algo', required=True, choices=('a2c', 'impala'))
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--steps', type=int, required=True, help="SC2-RL's logged steps (max_train_steps / total_steps)")
-    ap.add_argument('--out', type=Path, help='output folder (default /tmp/sc2rl_judge/<map>_<algo>_s<seed>)')
+    ap.add_argument('--out', type=Path, help='output folder (default <temp folder>/sc2rl_judge/<map>_<algo>_s<seed>)')
     ap.add_argument('--env-module', default=DEFAULT_ENV, help=f'module:Class (default {DEFAULT_ENV}; {MOCK_ENV} '
                     'for a plumbing test)')
     ap.add_argument('--procs', type=int, help='A2C processes (default: the logged config; a deviation if set)')
@@ -322,7 +322,7 @@ def main(argv=None):
         print(f'warning: checkout commit {commit} is not the pinned {R.PINNED_COMMIT}', file=sys.stderr)
     cfg = a2c_config(a.map, a.procs, a.test_interval) if a.algo == 'a2c' else impala_config(a.map, a.num_actors)
     fpls = cfg['procs'] if a.algo == 'a2c' else cfg['batch_size']
-    out = (a.out or Path('/tmp/sc2rl_judge') / f'{a.map}_{a.algo}_s{a.seed}').resolve()
+    out = (a.out or Path(tempfile.gettempdir()) / 'sc2rl_judge' / f'{a.map}_{a.algo}_s{a.seed}').resolve()
     info = dict(map=a.map, algo=a.algo, seed=a.seed, logged_steps=a.steps, frames_per_logged_step=fpls,
                 frames=a.steps * fpls, env_module=a.env_module, config=cfg, checkout=str(ck),
                 checkout_commit=commit, pinned_commit=R.PINNED_COMMIT, start_method=a.start_method,
