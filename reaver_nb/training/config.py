@@ -31,6 +31,7 @@ MAX_SEED = 2 ** 31 - 1
 CONFIG_DIR = Path(str(resources.files('reaver_nb'))) / 'configs'
 DEFAULT_ENV, DEFAULT_AGENT = 'jax:MoveToBeacon', 'a2c'
 
+# %% ../../nbs/09_config.ipynb #c006a
 @gin.configurable(module='reaver_nb.training.config')
 @dataclass(frozen=True)
 class RunSettings:
@@ -64,6 +65,7 @@ RUN_LIMITS = dict(n_envs=(1, 65536), total_steps=(1, MAX_FRAMES), seed=(0, MAX_S
                   checkpoint_every=(1, None), checkpoint_minutes=(0, None), keep_checkpoints=(1, None))
 RUN_FLAGS = dict(n_envs='--n-envs', total_steps='--steps', seed='--seed', n_seeds='--seeds')
 
+# %% ../../nbs/09_config.ipynb #c006b
 @gin.configurable(module='reaver_nb.training.config')
 @dataclass(frozen=True)
 class RaySettings:
@@ -100,15 +102,18 @@ RAY_LIMITS = dict(actors=(1, 4096), envs_per_actor=(0, 65536), cpus_per_actor=(0
                   rollouts_per_update=(0, 4096), rollout_timeout=(1, None))
 RAY_FLAGS = dict(actors='--actors', envs_per_actor='--envs-per-actor')
 
+# %% ../../nbs/09_config.ipynb #c006c
 def _family_files(family: str, name: str) -> list[Path]:
     specific = CONFIG_DIR / family / f"{name.replace('/', '_')}.gin"
     return [CONFIG_DIR / f'{family}.gin'] + ([specific] if specific.exists() else [])
 
+# %% ../../nbs/09_config.ipynb #c006d
 def _shipped_files(family: str, name: str, prefix: str | None = None) -> list[Path]:
     "The shipped configs of env `name` of `family`; `prefix` ('jax' or 'gymnax') for a JAX-native env."
     if prefix is None: return _family_files(family, name)
     return _family_files('sc2' if prefix == 'jax' else 'gym', name) + _family_files('jax', name)
 
+# %% ../../nbs/09_config.ipynb #c006e
 def config_files(env_id: str) -> list[Path]:
     """The shipped configs for `env_id`: its family's, then an env-specific one if the package has it. A JAX-native
     env first takes the configs of what it re-implements (`jax:MoveToBeacon` the StarCraft II map's, `gymnax:CartPole-v1`
@@ -118,6 +123,7 @@ def config_files(env_id: str) -> list[Path]:
     prefix, name = env_id.split(':', 1)
     return _shipped_files(family, name, prefix)
 
+# %% ../../nbs/09_config.ipynb #c006f
 class ConfigError(ValueError): pass
 
 # %% ../../nbs/09_config.ipynb #c006s
@@ -171,10 +177,12 @@ def _fits(value, hint) -> bool:
     if base in (int, str): return isinstance(value, base)
     return True
 
+# %% ../../nbs/09_config.ipynb #c010b1
 def _hints(fn) -> dict:
     try: return typing.get_type_hints(fn)
     except Exception: return {}   # an annotation that cannot be resolved checks nothing
 
+# %% ../../nbs/09_config.ipynb #c010b2
 def _plain(value, where: str, seen: tuple = ()):
     """`value` with gin macros (`%NAME`) replaced by their values; a `ConfigError` for a macro that is not defined and
     for a reference to a configurable (`@name`, `@name()`): every reaver_nb setting takes plain values."""
@@ -192,6 +200,7 @@ def _plain(value, where: str, seen: tuple = ()):
     if isinstance(value, dict): return {_plain(k, where, seen): _plain(v, where, seen) for k, v in value.items()}
     return value
 
+# %% ../../nbs/09_config.ipynb #c010b3
 # function configurables: a check of their bound arguments (dataclasses check themselves when made)
 _CHECKS = {'make_model': check_model_args}
 
@@ -226,6 +235,7 @@ MAX_CONFIG_BYTES = 1 << 20     # a run's config.gin is a few KiB
 _MOVED = {('RunSettings', 'reset_heads'): 'HeadRestart.heads', ('RunSettings', 'reset_at'): 'HeadRestart.at',
           ('RunSettings', 'reset_return'): 'HeadRestart.min_return', ('RunSettings', 'reset_every'): 'HeadRestart.every'}
 
+# %% ../../nbs/09_config.ipynb #c010g1
 class _Ref:
     "A reference `@name` (or `@name()`) to one of reaver_nb's configurables, as the strict reader keeps it."
     def __init__(self, name: str, evaluate: bool): self.name, self.evaluate = name, evaluate
@@ -324,10 +334,12 @@ def read_config(data: bytes, source: str = 'config.gin') -> str:
         except (ConfigError, ValueError) as e: raise ConfigError(f"{source}: {e}".split('\n')[0]) from None
     return text
 
+# %% ../../nbs/09_config.ipynb #c010gex1
 def _known_env(env_id) -> bool:
     try: return bool(check_env(env_id))
     except ValueError: return False      # an env this install does not have: `test` and `--resume` say so
 
+# %% ../../nbs/09_config.ipynb #c010gex2
 @contextlib.contextmanager
 def _gin_sandbox():
     "gin's bindings (and its record of the values used) as they were before the block, whatever it parses."
@@ -360,11 +372,13 @@ def _recording(sources: dict | None, label: str):
     try: yield
     finally: gin.config.bind_parameter = bind
 
+# %% ../../nbs/09_config.ipynb #c006p1
 def _file_label(f) -> str:
     "A config file as a binding's source: a shipped one by its place in the package, any other as `--gin-file`."
     try: return f"configs/{Path(f).resolve().relative_to(CONFIG_DIR.resolve()).as_posix()}"
     except ValueError: return f"--gin-file {f}"
 
+# %% ../../nbs/09_config.ipynb #c006p2
 def parse_config(files=(), bindings=(), run_config=None, sources: dict | None = None):
     """Clear gin and parse `run_config` (a run directory's `config.gin`, read by the strict `read_config`: a run may
     come from elsewhere), then `files` (the shipped configs, the user's own) and `bindings` (strings, or `(binding,
@@ -396,11 +410,13 @@ def parse_config(files=(), bindings=(), run_config=None, sources: dict | None = 
                               "`PPO.learning_rate = 1e-3`.") from None
     check_bindings()
 
+# %% ../../nbs/09_config.ipynb #c006p3
 # the flag that binds each RunSettings and RaySettings field, as `reaver train --dry-run` names a setting's source
 FLAG_OF = {**{f'RunSettings.{k}': v
               for k, v in dict(RUN_FLAGS, env='--env', agent='--agent', backend='--backend').items()},
            **{f'RaySettings.{k}': v for k, v in dict(RAY_FLAGS, address='--ray-address').items()}}
 
+# %% ../../nbs/09_config.ipynb #c006p4
 def flag_bindings(labelled: bool = False, settings: str = 'RunSettings', **flags) -> list:
     """CLI flags as bindings of `settings` (None means: not given); `labelled`: as `(binding, flag)` pairs, the flag
     being their source for `parse_config`."""
@@ -411,6 +427,7 @@ def flag_bindings(labelled: bool = False, settings: str = 'RunSettings', **flags
 def _default(p: inspect.Parameter):
     return p.default if p.default is not p.empty else None
 
+# %% ../../nbs/09_config.ipynb #c008d1
 def bound_settings() -> dict[str, dict]:
     "`{configurable name: {(scope, parameter): value}}` of every binding of a reaver_nb configurable in gin now."
     bound = {}
@@ -420,6 +437,7 @@ def bound_settings() -> dict[str, dict]:
         for arg, v in params.items(): bound.setdefault(c.name, {})[scope, arg] = v
     return bound
 
+# %% ../../nbs/09_config.ipynb #c008d2
 def operative_settings(names=(), sources: dict | None = None, bound: bool = True) -> list[tuple[str, object, str]]:
     """`(setting, value, source)` for every parameter of the configurables `names` (e.g. `'RunSettings'`,
     `'make_model'`) and, with `bound`, of any other reaver_nb configurable with a binding, in the order a run's
@@ -449,6 +467,7 @@ _KINDS = (('jax:{}', 'jax:<any other mini-game>', 'sc2', 'jax'), ('gymnax:{}', '
           (None, '<an Atari game> (ALE/Pong-v5, ...)', 'atari', None),
           (None, '<a MuJoCo task> (HalfCheetah-v5, ...)', 'mujoco', None))
 
+# %% ../../nbs/09_config.ipynb #c008g1
 def _shipped_run(files) -> RunSettings:
     "The `RunSettings` the shipped config `files` make (gin left as it was)."
     with _gin_sandbox():
@@ -456,6 +475,7 @@ def _shipped_run(files) -> RunSettings:
         for f in files: gin.parse_config_file(str(f))
         return RunSettings()
 
+# %% ../../nbs/09_config.ipynb #c008g2
 def shipped_defaults() -> list[dict]:
     """What the shipped configs set per kind of env id: dicts of `env` (a label), `agent`, `n_envs` and `total_steps`;
     an env with a config of its own gets a row where it differs from the other ids of its kind, first."""
