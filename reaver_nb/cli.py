@@ -132,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     _doctor_args(sub.add_parser('doctor', formatter_class=fmt, help=_DOCTOR_HELP, description=_DOCTOR_TEXT))
     return p
 
+# %% ../nbs/11_cli.ipynb #c004bx1
 _DOCTOR_HELP = 'check this machine for StarCraft II (the JAX envs need none of it)'
 _DOCTOR_TEXT = """Check what StarCraft II needs on this machine: python, jax, pysc2, its flags, the game, its maps and
 LD_PRELOAD. Exit status 0 when StarCraft II can run here, 1 when a check failed.
@@ -164,11 +165,13 @@ def _one_line(err, limit: int = 400) -> str:
     s = ''.join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in s)
     return s if len(s) <= limit else f"{s[:limit // 2]} ... {s[-limit // 2:]}"
 
+# %% ../nbs/11_cli.ipynb #c004cx1
 def _terminated(signum, frame):
     "SIGTERM as an exit that runs every `finally`: an import or export stopped by a kill leaves no temporary files."
     raise SystemExit(128 + signum)
 
 
+# %% ../nbs/11_cli.ipynb #c004cx2
 # modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
 _EXTRAS = dict(ray='ray', matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
                pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
@@ -179,6 +182,7 @@ def _installed() -> dict:
     return dict(tensorboard=shutil.which('tensorboard') is not None,
                 matplotlib=importlib.util.find_spec('matplotlib') is not None)
 
+# %% ../nbs/11_cli.ipynb #c004dx1
 def _next_steps(out: dict, results_dir: str, env: str | None = None, installed: dict | None = None) -> str:
     """What a finished `reaver train` did, and the commands that come next and work here: test; compare where a
     published score exists for `env`; plot with matplotlib installed; TensorBoard where it is installed."""
