@@ -24,16 +24,19 @@ def _where(c, a, b):
     "Per-row select: `c` has shape [N], the arrays [N, ...]."
     return jax.tree.map(lambda x, y: jnp.where(c.reshape(c.shape + (1,) * (x.ndim - c.ndim)), x, y), a, b)
 
+# %% ../../nbs/19_fused.ipynb #c004a
 class VecState(struct.PyTreeNode):
     env: Any          # the envs' states [N, ...]
     obs: tuple        # current observations [N, ...]
     ret: jax.Array    # running episode return [N]
     length: jax.Array # running episode length [N]
 
+# %% ../../nbs/19_fused.ipynb #c004b
 def vec_reset(env, key, n_envs: int) -> VecState:
     obs, st = jax.vmap(env.reset)(jax.random.split(key, n_envs))
     return VecState(st, obs, jnp.zeros(n_envs), jnp.zeros(n_envs, jnp.int32))
 
+# %% ../../nbs/19_fused.ipynb #c004c
 def _reset_done(env, key, done, st, obs=None):
     """The envs' states (and observations, where `obs` is given) once the `done` ones are reset, each from its own key
     of `split(key, n)`: what resetting every env and keeping the done ones' gives (to the last bit of a sine: XLA:CPU
@@ -55,6 +58,7 @@ def _reset_done(env, key, done, st, obs=None):
     way = jnp.where(done.any(), jnp.where(done.sum() <= few, 1, 2), 0)
     return jax.lax.switch(way, [lambda _: (st, obs), reset_few, reset_all], None)
 
+# %% ../../nbs/19_fused.ipynb #c004d
 def vec_step(env, key, vs: VecState, action):
     "Step every env, reset the finished ones; returns (state, reward, terminated, truncated, final_obs, ep_return, ep_length)."
     n = vs.ret.shape[0]
