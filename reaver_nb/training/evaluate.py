@@ -32,6 +32,7 @@ def agent_policy(agent: ActorCriticAgent, params, key=None, greedy: bool = False
         return jax.device_get(a)
     return policy
 
+# %% ../../nbs/10c_evaluate.ipynb #c011q1
 def play(venv: VectorEnv, policy, episodes: int, seed: int | None = None, obs=None, max_steps: int | None = None,
          on_step=None) -> tuple[list, list]:
     """Play `episodes` whole episodes of `venv` under `policy(obs) -> actions`, spread over its envs (the first
@@ -67,6 +68,7 @@ class TrainedRun:
     @property
     def fused(self) -> bool: return self.env is not None
 
+# %% ../../nbs/10c_evaluate.ipynb #c011t1
 def load_run(run: str | Path, results_dir: str | Path = 'results', checkpoint: str | Path | None = None,
              specs: tuple | None = None) -> TrainedRun:
     """The run `run` (a run id under `results_dir`, or a run directory), its settings, agent and every seed's weights
@@ -106,6 +108,7 @@ def _progress(show: bool, total: int, unit: str):
     from tqdm import tqdm
     return tqdm(total=total, unit=unit, leave=False, dynamic_ncols=True, file=sys.stderr)
 
+# %% ../../nbs/10c_evaluate.ipynb #c0131
 def test(run_id: str, episodes: int = 100, render: bool = False, greedy: bool = False,
          results_dir: str | Path = 'results', n_envs: int | None = None, seed: int = 12345,
          device: str | None = None, verbose: bool = True, progress: bool | None = None) -> dict:
@@ -168,6 +171,7 @@ def _playing(run, episodes: int):
     print(f"Testing {run.run_dir.name}: {episodes} episodes of {run.cfg.env} with {run.checkpoint.name} ({run.frames:,} "
           f"frames){'' if len(run.params) == 1 else f', {len(run.params)} seeds'}...", flush=True)
 
+# %% ../../nbs/10c_evaluate.ipynb #c013ax1
 def _print_sender(run_dir: Path):
     "An imported run's sender's score, which a test here leaves as it was."
     from reaver_nb.results import run_evaluations
@@ -177,6 +181,7 @@ def _print_sender(run_dir: Path):
             + (f" at {int(theirs['frames']):,} frames" if 'frames' in theirs else '')) if theirs else 'unreadable'
     print(f"The sender's own test ({said}) stays in {SENDER_EVALUATION}; `reaver compare` shows both.", flush=True)
 
+# %% ../../nbs/10c_evaluate.ipynb #c013ax2
 def print_eval(ev):
     seeds = ev.get('per_seed_mean') or []
     print(f"{ev['run_id']}: {ev['episodes']} episodes of {ev['env']} at {ev['frames']:,} frames: return "
