@@ -25,10 +25,12 @@ __all__ = ['SOURCES', 'MAX_EVALUATION_BYTES', 'SENDER_EVALUATION', 'MINIGAMES', 
 # %% ../nbs/21_results.ipynb #c005
 SOURCES = {'reaver': 'Reaver', 'sc2le': 'SC2LE', 'redrl': 'ReDRL', 'human_gm': 'GrandMaster'}
 
+# %% ../nbs/21_results.ipynb #c0051
 def _num(s):
     try: return float(s) if s not in ('', None) else None
     except ValueError: return None
 
+# %% ../nbs/21_results.ipynb #c0052
 def published_table() -> dict:
     "{map: {source: {'mean', 'std', 'min', 'max'}}} from the package's copy of the published tables."
     text = resources.files('reaver_nb').joinpath('data/published_tables.csv').read_text()
@@ -37,6 +39,7 @@ def published_table() -> dict:
         out.setdefault(r['map'], {})[r['source']] = {k: _num(r[k]) for k in ('mean', 'std', 'min', 'max')}
     return out
 
+# %% ../nbs/21_results.ipynb #c0053
 def has_published(env_id: str) -> bool:
     "Whether a published score (Reaver's, SC2LE's or ReDRL's) exists for the map `env_id` plays: `compare` has a reference."
     p = published_table().get(map_name(env_id)) or {}
@@ -50,8 +53,10 @@ def map_name(env_id: str) -> str:
 MAX_EVALUATION_BYTES = 64 << 20   # an evaluation.json (100 episodes: a few KB; a million: about 20 MB)
 SENDER_EVALUATION = 'evaluation.sender.json'   # an imported run's evaluation, as its sender's `reaver test` wrote it
 
+# %% ../nbs/21_results.ipynb #c0081
 def _finite(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
+# %% ../nbs/21_results.ipynb #c0082
 def check_evaluation(ev, source) -> dict:
     "`ev` when it has the fields `compare` and the plots read, of the right types; else a ValueError naming the first."
     def bad(why): raise ValueError(f"{short_path(source)} is not an evaluation written by `reaver test`: {why}.")
@@ -70,11 +75,13 @@ def check_evaluation(ev, source) -> dict:
         bad('checkpoint is not a file name')
     return ev
 
+# %% ../nbs/21_results.ipynb #c0083
 def _read_evaluation(p: Path) -> dict:
     try: ev = json.loads(read_regular(p, MAX_EVALUATION_BYTES, p.name))
     except (ValueError, RecursionError) as e: raise ValueError(f"{short_path(p)} is not JSON ({short_path(e, 100)}).") from None
     return check_evaluation(ev, p)
 
+# %% ../nbs/21_results.ipynb #c0084
 def run_evaluations(run_dir: Path) -> list[tuple[dict, str]]:
     """A run directory's evaluations and who tested: `'here'` (its `evaluation.json`, from `reaver test` on this
     machine), then `'sender'` (an imported run's `SENDER_EVALUATION`, the one its archive carried)."""
@@ -82,6 +89,7 @@ def run_evaluations(run_dir: Path) -> list[tuple[dict, str]]:
     return [(_read_evaluation(p), by) for p, by in ((run_dir / 'evaluation.json', 'here'),
                                                    (run_dir / SENDER_EVALUATION, 'sender')) if p.exists()]
 
+# %% ../nbs/21_results.ipynb #c0085
 def load_evaluation(run, results_dir: str | Path = 'results') -> dict:
     """An evaluation dict from a dict, an `evaluation.json`, a run directory, or a run id under `results_dir` (a run's
     own test; for an imported run not tested here, its sender's); read as data from elsewhere (a regular file of
@@ -119,6 +127,7 @@ def _printable(v, n: int = 120) -> str:
     s = ''.join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(v))
     return s if len(s) <= n else s[:n - 1] + '…'
 
+# %% ../nbs/21_results.ipynb #c0131
 class Table:
     "Rows of dicts shown as HTML in a notebook and as aligned text in a terminal; `columns` says which and in what order."
     columns: tuple = ()
@@ -172,6 +181,7 @@ def _fmt_pub(p):
     if p.get('min') is not None and p.get('max') is not None: s += f" [{p['min']:g}, {p['max']:g}]"
     return s
 
+# %% ../nbs/21_results.ipynb #c013bx1
 MINIGAMES = MINI_GAMES   # SC2LE's seven, in the order of its tables
 
 # %% ../nbs/21_results.ipynb #c013cx
@@ -181,6 +191,7 @@ def _newest_checkpoint(run_dir: Path) -> tuple[int, str] | None:
              if (m := re.fullmatch(r'ckpt_(\d{10})\.msgpack', p.name))] if (run_dir / 'checkpoints').is_dir() else []
     return max(found) if found else None
 
+# %% ../nbs/21_results.ipynb #c013cx1
 def _evaluations(runs, results_dir) -> list[tuple[dict, str | None, Path | None]]:
     "(evaluation, who tested: 'here', 'sender' or None, run directory or None) for each of `runs`."
     out = []
@@ -191,6 +202,7 @@ def _evaluations(runs, results_dir) -> list[tuple[dict, str | None, Path | None]
         else: out.append((load_evaluation(r, results_dir), None, None))
     return out
 
+# %% ../nbs/21_results.ipynb #c013cx2
 def _stale(ev: dict, by: str | None, run_dir: Path) -> str | None:
     "A note when the checkpoint `ev` tested is older than its run's newest (the run was trained on since)."
     newest, tested = _newest_checkpoint(run_dir), ev.get('checkpoint')
@@ -200,10 +212,12 @@ def _stale(ev: dict, by: str | None, run_dir: Path) -> str | None:
             f"than the run's newest checkpoint, {newest[1]} ({newest[0]:,} frames): `reaver test "
             f"{shlex.quote(str(run_dir))}` scores the newest.")
 
+# %% ../nbs/21_results.ipynb #c013cx3
 def _span(values, fmt) -> str | None:
     values = sorted(set(values))
     return None if not values else fmt(values[0]) if len(values) == 1 else f"{fmt(values[0])}–{fmt(values[-1])}"
 
+# %% ../nbs/21_results.ipynb #c013cx4
 def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
     """Our test scores (pooled over the runs of each env) next to the published ones, with a verdict per row.
     `runs`: one or several run directories, run ids (under `results_dir`), `evaluation.json` paths or dicts; an
@@ -254,6 +268,7 @@ def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
 # %% ../nbs/21_results.ipynb #c021
 _EXTRA = 'pip install "reaver_nb[notebook]"'
 
+# %% ../nbs/21_results.ipynb #c0211
 def _figure_class():
     "matplotlib's Figure, shown as a PNG in notebooks without pyplot; or an ImportError that says how to install it."
     try: from matplotlib.figure import Figure
@@ -261,6 +276,7 @@ def _figure_class():
         raise ImportError(f"Plots need matplotlib, which reaver_nb does not install by default: {_EXTRA}") from e
     return _displayable(Figure)
 
+# %% ../nbs/21_results.ipynb #c0212
 @functools.cache
 def _displayable(Figure):
     class PlotFigure(Figure):
@@ -273,6 +289,7 @@ def _displayable(Figure):
             return Path(path)
     return PlotFigure
 
+# %% ../nbs/21_results.ipynb #c0213
 def new_figure(**kwargs):
     "A matplotlib Figure (no pyplot state) that shows itself in notebooks."
     return _figure_class()(**kwargs)
@@ -330,6 +347,7 @@ def _latest_rows(rows: list[dict]) -> list[dict]:
 # %% ../nbs/21_results.ipynb #c023ex
 def _value(v) -> float: return float(v) if _finite(v) else np.nan
 
+# %% ../nbs/21_results.ipynb #c023ex1
 def _seed_series(run_dir: Path, x: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
     "(label, x values, episode-return means) for each seed of a run: from seeds.jsonl, else metrics.jsonl."
     seeds, metrics = run_dir / 'seeds.jsonl', run_dir / 'metrics.jsonl'
@@ -492,6 +510,7 @@ def aggregate_optimality_gap(scores, gamma: float = 1.) -> float:
     "How far the scores fall short of `gamma` on average, scores above it counted as `gamma`."
     return float(gamma - np.mean(np.minimum(scores, gamma)))
 
+# %% ../nbs/21_results.ipynb #c038cx1
 _METRICS = (('iqm', 'IQM'), ('mean', 'mean'), ('median', 'median'), ('optimality_gap', 'optimality gap'))
 
 # %% ../nbs/21_results.ipynb #c038dx
@@ -521,6 +540,7 @@ class NoReference(ValueError):
     def __init__(self, env: str, source: str, message: str):
         super().__init__(message); self.env, self.source = env, source
 
+# %% ../nbs/21_results.ipynb #c038ex1
 def _reference(env: str, normalize) -> float:
     "The score that normalises `env`'s returns to 1."
     if isinstance(normalize, dict): ref = normalize.get(env, normalize.get(map_name(env)))
@@ -642,6 +662,7 @@ def plots_folder(dirs: list[Path], results_dir: str | Path = 'results') -> Path:
                          "(out_dir, or --out).")
     return out
 
+# %% ../nbs/21_results.ipynb #c0491
 def save_plots(runs=None, out_dir: str | Path | None = None, results_dir: str | Path = 'results', normalize=None,
                reps: int = 2000, dpi: int = 150, notes: list | None = None) -> list[Path]:
     """Write learning_curves_frames.png, learning_curves_time.png and aggregates.png (the tested runs' scores) into
