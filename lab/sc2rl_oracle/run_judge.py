@@ -162,6 +162,28 @@ def zeros_where_not_simulated(cls):
     return ZerosWhereNotSimulated
 
 
+def density_stand_in(cls, scale: int = 4):
+    """A probe, not a simulation: the drop-in with the refused `unit_density_aa` replaced by `scale` x `unit_density`,
+    a stand-in of the real layer's size (the real game's maxima at 16x16: 8 on CollectMineralShards, where
+    unit_density's is 2, Part1 cell 14; 16 on DefeatRoaches, Part11). It asks one question: does a raw input channel of
+    that size, which SC2-RL feeds unscaled to its network and the judge otherwise reads as zeros, change how soon its
+    A2C learns? Recorded in run_info.json as an observation deviation."""
+    base = zeros_where_not_simulated(cls)
+    def fill(obs):
+        import numpy
+        x = obs.get('feature_screen')
+        if x is not None:
+            names, v = list(x._index_names[0]), x.view(numpy.ndarray)
+            v[names.index('unit_density_aa')] = numpy.minimum(255, scale * v[names.index('unit_density')])
+        return obs
+    class DensityStandIn(base):
+        def reset(self): return [t._replace(observation=fill(t.observation)) for t in super().reset()]
+        def step(self, actions, *args, **kw):
+            return [t._replace(observation=fill(t.observation)) for t in super().step(actions, *args, **kw)]
+    DensityStandIn.__qualname__ = f'{cls.__qualname__}+density-x{scale}'
+    return DensityStandIn
+
+
 def resolve_env(spec: str, unsimulated: str = 'refuse'):
     if spec == MOCK_ENV: return mock_adapter()
     mod_name, _, attr = spec.partition(':')
@@ -172,6 +194,7 @@ def resolve_env(spec: str, unsimulated: str = 'refuse'):
                 if spec == DEFAULT_ENV else '')
         raise SystemExit(f'--env-module {spec}: {e}{hint}')
     cls = getattr(mod, attr or 'SC2Env')
+    if unsimulated == 'density-x4': return density_stand_in(cls, 4)
     return zeros_where_not_simulated(cls) if unsimulated == 'zeros' else cls
 
 
@@ -306,9 +329,10 @@ def main(argv=None):
                     help='A2C worker start method (default fork, as SC2-RL ran on Linux)')
     ap.add_argument('--torch-threads', type=int, help='torch.set_num_threads in the learner (default: unchanged)')
     ap.add_argument('--mock-episode-length', type=int, help='SC2TestEnv episode length (default: its 10)')
-    ap.add_argument('--unsimulated', default='zeros', choices=('zeros', 'refuse'),
+    ap.add_argument('--unsimulated', default='zeros', choices=('zeros', 'refuse', 'density-x4'),
                     help="feature layers the drop-in does not simulate (unit_density_aa): read as zeros (default; a "
-                         "recorded deviation) or refused as the drop-in does (SC2-RL then stops at its first step)")
+                         "recorded deviation), refused as the drop-in does (SC2-RL then stops at its first step), or "
+                         "density-x4: a probe, 4 x unit_density in its place (see density_stand_in)")
     ap.add_argument('--dry-run', action='store_true', help='print the configuration and exit')
     a = ap.parse_args(argv)
 
@@ -327,9 +351,11 @@ def main(argv=None):
                 frames=a.steps * fpls, env_module=a.env_module, config=cfg, checkout=str(ck),
                 checkout_commit=commit, pinned_commit=R.PINNED_COMMIT, start_method=a.start_method,
                 patches=PATCHES, versions=versions(), out=str(out),
-                observation_deviations=(['feature layers the drop-in refuses (unit_density_aa: its scale is not '
-                                         'known) read as zeros'] if a.unsimulated == 'zeros' and a.env_module != MOCK_ENV
-                                        else []))
+                observation_deviations=({'zeros': ['feature layers the drop-in refuses (unit_density_aa: its scale '
+                                                   'is not known) read as zeros'],
+                                         'density-x4': ['probe: unit_density_aa read as 4 x unit_density (a stand-in '
+                                                        'of the real layer\'s size, not a simulation)'],
+                                         }.get(a.unsimulated, []) if a.env_module != MOCK_ENV else []))
     if cfg['deviations']: print('deviations from the logged config: ' + '; '.join(cfg['deviations']), file=sys.stderr)
     if a.dry_run:
         print(json.dumps(info, indent=1, default=repr)); return info
