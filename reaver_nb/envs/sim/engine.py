@@ -48,6 +48,8 @@ BEACON_RADIUS = 1.875            # the beacon as real feature layers draw it (10
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c006k
 def _per_loop(per_second): return per_second / LOOPS_PER_SECOND
+
+# %% ../../../nbs/18a_sim_engine.ipynb #c006k1
 #                    marine           roach            beacon  shard    zergling         baneling
 KIND = dict(
     owner=np.array([SELF,            ENEMY,           NEUTRAL, NEUTRAL, ENEMY,           ENEMY], np.int32),
@@ -135,12 +137,14 @@ def radii(kind, radius=None):
     "Per-unit radii from a per-kind table (a game's own, `MiniGame.radius`; default KIND's)."
     return jnp.asarray(KIND['radius'] if radius is None else radius)[kind]
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c006dx1
 def small_int(n):
     """The narrowest signed integer type that holds 0..n. XLA's CPU backend reduces int8 and int16 arrays 5-7x faster
     than int32 ones (they fill its vector registers; `bench/README.md`), and a mini-game's counts and row indices
     are small."""
     return jnp.int8 if n < 2 ** 7 else jnp.int16 if n < 2 ** 15 else jnp.int32
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c006dx2
 def first_true(ok, axis=-1):
     """Index of the first True along `axis` (0 where there is none), as `jnp.argmax(ok, axis)` gives it, written as a
     min-reduction over indices in the narrowest integer type: XLA's CPU backend runs argmax's (value, index)
@@ -150,6 +154,7 @@ def first_true(ok, axis=-1):
     i = jnp.min(jnp.where(ok, jax.lax.broadcasted_iota(t, ok.shape, axis % ok.ndim), jnp.asarray(n, t)), axis)
     return jnp.where(i < n, i, 0).astype(jnp.int32)
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c006dx3
 def first_min(x, axis=-1):
     "`jnp.argmin(x, axis)` (the first smallest entry; 0 where all are inf) through `first_true`."
     return first_true(x == x.min(axis, keepdims=True), axis)
@@ -161,11 +166,13 @@ def pairwise_dist(a, b, eps=0.):
     several times slower (`bench/README.md`)."""
     return jnp.sqrt((a[:, None, 0] - b[None, :, 0] + eps) ** 2 + (a[:, None, 1] - b[None, :, 1] + eps) ** 2)
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c006ex1
 def nearest_sq(x, y, points, eps=0.):
     """Squared distance from each point (x, y) (planes of any shape) to the nearest of a few `points` [P, 2], taken
     point by point: a table with P on its last axis, reduced over it, runs several times slower on a CPU."""
     return functools.reduce(jnp.minimum, [(x - p[0] + eps) ** 2 + (y - p[1] + eps) ** 2 for p in points])
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c006ex2
 def first_good_else_farthest(x, y, far, min_far):
     """The map scripts' pick among tries (x, y, their `far`ness; planes [..., tries]): the first try with far >=
     `min_far`, else the first farthest. A good try exists where the farthest is good, so one maximum and one `first_true`
@@ -206,6 +213,7 @@ def next_order(u: Units, done, order, goal, target):
                 q_order=put(u.q_order, IDLE), q_goal=put(u.q_goal, u.q_goal[rows, last]), q_target=put(u.q_target, -1),
                 q_head=jnp.where(done, (h + 1) % q, h))
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c008bx1
 def queued_first(u: Units) -> Units:
     "The unit table with each queue's slots in order (the next order in slot 0), as a queue moved up slot by slot holds them."
     q = u.q_order.shape[1]
@@ -217,6 +225,7 @@ def queued_first(u: Units) -> Units:
 # %% ../../../nbs/18a_sim_engine.ipynb #c008bxs
 GOLDEN = 2.39996323   # radians: spreads the push directions of units standing exactly on one another
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c008bxs1
 def _separate(pos, u: Units, radius=None):
     """Units (ours and enemies; not the beacon or shards) that overlap push each other apart by half the overlap per
     game loop, along the line between their centres: the game's separation, softened. Units on the same point part
@@ -343,11 +352,13 @@ IMPLEMENTED = (0, 1, 2, 3, 4, 7, 12, 13, 331, 332, 333, 334, 451, 452, 274, 453)
                # Smart_minimap, HoldPosition_quick, Stop_quick (every unit's command card has Stop and Hold Position: a
                # selected marine is offered 16 functions on the real MoveToBeacon, SC2-RL Part2 cell 48)
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c0141
 def screen_point(index, res):
     "Flat pixel index → the pixel centre in screen world units ([x, y])."
     ps = SCREEN_UNITS / res
     return jnp.stack([(index % res + 0.5) * ps, (index // res + 0.5) * ps]).astype(jnp.float32)
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c0142
 def screen_pixel(pos, res):
     "The flat screen index of the pixel holding world point `pos`."
     ps = SCREEN_UNITS / res
@@ -368,6 +379,7 @@ def unit_under(u: Units, p, res, mask, radius=None):
     ok = mask & (d <= radii(u.kind, radius) + 0.5 * SCREEN_UNITS / res)
     return jnp.where(ok.any(), jnp.argmin(jnp.where(ok, d, jnp.inf)), -1)
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c014bx1
 def _under(u: Units, p, res, owner, radius=None):
     "Row of the alive unit of `owner` under point p, nearest first; -1 if none."
     return unit_under(u, p, res, u.alive & (stat('owner', u.kind) == owner), radius)
@@ -420,6 +432,7 @@ def _queue_slots(u: Units, queued):
     first_free = (u.q_head + jnp.minimum((u.q_order != IDLE).sum(1), q - 1)) % q
     return to_queue, sel & ~to_queue, to_queue[:, None] & (jnp.arange(q) == first_free[:, None])
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c014gx1
 def give_order(u, queued, p, res, how, follows: bool = False, radius=None):
     """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
     'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
@@ -448,6 +461,7 @@ def give_order(u, queued, p, res, how, follows: bool = False, radius=None):
         q_goal=jnp.where(slot[..., None], p, u.q_goal),
         q_target=jnp.where(now[:, None], -1, jnp.where(slot, target[:, None], u.q_target)))
 
+# %% ../../../nbs/18a_sim_engine.ipynb #c014gx2
 def hold_or_stop(u: Units, queued, hold: bool) -> Units:
     """HoldPosition_quick (`hold`) or Stop_quick: the selected units drop their orders and their queue and stand; a
     held unit fights only what comes within its weapon's range, without moving (`game_loop`). Queued, a hold waits
