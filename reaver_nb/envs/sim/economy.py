@@ -57,6 +57,8 @@ def _table(d, default=0.):
     t = np.full(len(KIND['owner']), default, np.float32)
     for k, v in d.items(): t[k] = v
     return t
+
+# %% ../../../nbs/18d_sim_economy.ipynb #e006b1
 COST_T, BUILD_T, SUPPLY_T, FOOD_T = _table(COST), _table(BUILD_LOOPS), _table(SUPPLY), _table(FOOD)
 
 # %% ../../../nbs/18d_sim_economy.ipynb #e008
@@ -75,6 +77,7 @@ class Economy(struct.PyTreeNode):
     collected: jax.Array   # minerals + gas collected (CollectMineralsAndGas' score)
     created: jax.Array     # marines created (BuildMarines' score)
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e0081
 def new_economy(u: Units, minerals=50.) -> Economy:
     n = u.kind.shape[0]
     amount = jnp.where(u.kind == MINERAL_FIELD, FIELD_MINERALS, jnp.where(u.kind == VESPENE_GEYSER, GEYSER_GAS, 0.))
@@ -85,9 +88,14 @@ def new_economy(u: Units, minerals=50.) -> Economy:
 
 # %% ../../../nbs/18d_sim_economy.ipynb #e008b
 def finished(u, eco): return u.alive & (eco.work <= 0)
+
+# %% ../../../nbs/18d_sim_economy.ipynb #e008b1
 def alive_kind(u, kind): return u.alive & (u.kind == kind)
+
+# %% ../../../nbs/18d_sim_economy.ipynb #e008b2
 def _own(u): return u.alive & (stat('owner', u.kind) == SELF)
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e008b3
 def food(u: Units, eco: Economy):
     "(used, cap): units alive or queued take food; finished command centres and depots provide it, up to 200."
     t = jnp.asarray(FOOD_T)
@@ -95,8 +103,10 @@ def food(u: Units, eco: Economy):
     cap = jnp.minimum((jnp.asarray(SUPPLY_T)[u.kind] * (finished(u, eco) & _own(u))).sum(), 200.)
     return used, cap
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e008b4
 def idle_workers(u: Units): return alive_kind(u, SCV) & (u.order == IDLE)
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e008b5
 def _toward(pos, dest, speed, stop):
     """Positions after one loop's walk towards `dest`, stopping `stop` short of it; and whether each is there now.
     (On x and y planes: XLA's CPU backend runs an innermost axis of 2 several times slower, `engine.pairwise_dist`.)"""
@@ -131,6 +141,7 @@ def _nth_free(free, rank):
     hit = (order[None, :] == rank[:, None]) & (rank[:, None] > 0)
     return jnp.where(hit.any(1), first_true(hit, 1), -1)
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e008d1
 def _spawn(u: Units, eco: Economy, want, at, block: slice, kind: int):
     """Askers `want` [A] each ask for a new unit of `kind` at `at` [A, 2]: each gets the next dead row of the kind's
     rows `block`, in order, while there are any. Returns units, economy and each asker's new row (-1: none)."""
@@ -160,6 +171,7 @@ ECONOMY_REFUSED_LAYERS = {**FIGHT_REFUSED_LAYERS, 'minimap/alerts': "the game's 
                                                               'placeholder', 'pathable', 'buildable')},
                           **{f'minimap/{n}': _UNKNOWN for n in ('pathable', 'buildable')}}
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e0101
 class EconomyGame(MiniGame):
     """A mini-game of workers, buildings and supply: the unit table's rows come in blocks, one per kind (`rows`:
     kind -> how many rows; rows past the living ones wait, dead, for what is built or trained), and an `Economy`
@@ -224,6 +236,7 @@ def offered(self: EconomyGame, s: GameState) -> jax.Array:
         if f not in self.builds: offer[f] = jnp.array(False)
     return jnp.stack([offer[f] for f in ECONOMY_IMPLEMENTED])
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e010b1
 @patch
 def player(self: EconomyGame, s: GameState) -> jax.Array:
     u, eco = s.units, s.extra
@@ -246,6 +259,7 @@ def site_ok(self: EconomyGame, u: Units, eco: Economy, p, kind, geyser=-1):
     d = jnp.sqrt((u.pos[rows, 0] - p[0] + 1e-12) ** 2 + (u.pos[rows, 1] - p[1] + 1e-12) ** 2)   # x, y planes
     return inside & ~(solid & (d < radii(u.kind[rows], self.radius) + r)).any()
 
+# %% ../../../nbs/18d_sim_economy.ipynb #e0121
 @patch
 def gather_order(self: EconomyGame, u, eco, who, target):
     "Workers `who` take a harvest order on row `target` (their queue cleared)."
