@@ -247,6 +247,8 @@ def _screen(world):
     "World (x, y) → screen (x, row) of the locked camera: minimap (x, 64 − y) less the camera's corner, (21, 27)."
     w = np.asarray(world, np.float32)
     return np.stack([w[..., 0], MAP_UNITS - w[..., 1]], -1) - CAMERA_ORIGIN
+
+# %% ../../../nbs/18e_sim_maps.ipynb #e0161
 CC_AT = _screen([29.8251, 28.0083])
 LEFT_FIELDS = _screen([(23, 28.5), (24, 29.5), (23, 26.5), (25, 22.5), (25, 32.5), (24, 23.5), (24, 31.5), (24, 25.5)])
 RIGHT_FIELDS = _screen([(41, 22.5), (42, 25.5), (42, 23.5), (41, 32.5), (43, 26.5), (43, 28.5), (42, 29.5), (42, 31.5)])
