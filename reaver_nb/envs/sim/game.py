@@ -55,12 +55,14 @@ class MiniGameOptions:
     reach_footprint: bool = False   # False: MoveToBeacon pays when the marine's centre is in the map's 1.25-unit
                               # "Beacon Area" (UnitInRegion); True: when any of it (radius 0.375) is, within 1.625
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022o1
 # Layers no map simulates (the others are rendered or hold 0 on every pixel: `feature_layers`, nbs/18b_sim_render)
 REFUSED_LAYERS = {'screen/unit_density_aa': "the game's anti-aliased density: its scale and rasterisation are not known "
                                             "(nbs/18_minigames, 'Feature layers')"}
 # ... and on maps with a fight: the minimap's alerts (the game's "under attack" pings are not simulated)
 FIGHT_REFUSED_LAYERS = {**REFUSED_LAYERS, 'minimap/alerts': "the game's alerts when units are attacked are not simulated"}
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022o2
 # gin's name keeps the module of before issue 50, so the config.gin files of older runs load as they did
 MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
 
@@ -145,12 +147,14 @@ def sample_points(self: MiniGame, key, n, away_from, min_dist, area=None, hole=N
     retried while too close, as the maps' scripts do (64 tries; the farthest allowed point if none is far enough)."""
     return self.pick_points(self.candidate_points(key, n, area), away_from, min_dist, hole)
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022s1
 @patch
 def candidate_points(self: MiniGame, key, n, area=None):
     "The 64 uniform tries of `sample_points` for each of n points: [n, 64, 2]."
     (x0, y0), (x1, y1) = area or self.playable
     return jax.random.uniform(key, (n, 64, 2), minval=jnp.array([x0, y0]), maxval=jnp.array([x1, y1]))
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022s2
 @patch
 def pick_points(self: MiniGame, cand, away_from, min_dist, hole=None):
     "`sample_points` from given tries `cand` [n, 64, 2]: each point's first good try."
@@ -173,6 +177,7 @@ def in_sight(self: MiniGame, u: Units, xs, ys):
     d2 = (xs[None, None, :] - u.pos[:, 0, None, None]) ** 2 + (ys[None, :, None] - u.pos[:, 1, None, None]) ** 2
     return jnp.any(own[:, None, None] & (d2 <= stat('sight', u.kind)[:, None, None] ** 2), 0)
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022f1
 @patch
 def visible(self: MiniGame, u: Units):
     "[U] bool: the units the player sees: its own, and others with any part within sight of one of its units."
@@ -181,12 +186,14 @@ def visible(self: MiniGame, u: Units):
     near = (d <= stat('sight', u.kind)[None, :] + radii(u.kind, self.radius)[:, None]) & own[None, :]
     return own | near.any(1)
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022f2
 @patch
 def explore(self: MiniGame, u: Units, seen):
     "`seen` with the minimap cells in sight now added."
     c = jnp.arange(seen.shape[0]) + 0.5
     return seen | self.in_sight(u, c - CAMERA_ORIGIN[0], c - CAMERA_ORIGIN[1])
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022f3
 @patch
 def _vision(self: MiniGame, u: Units, seen, to_screen):
     "`feature_layers`' `vision` for a view whose point (x, row) is the screen point (x, row) + `to_screen`."
@@ -219,11 +226,13 @@ def observe(self: MiniGame, s: GameState) -> tuple:
     feats['player'] = self.player(s)
     return tuple(jnp.asarray(feats[sp.name], sp.dtype) for sp in self.obs_spec)
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022b1
 @patch
 def offered(self: MiniGame, s: GameState) -> jax.Array:
     "Which entries of `self.implemented` the game offers now."
     return available(s.units)
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022b2
 @patch
 def player(self: MiniGame, s: GameState) -> jax.Array:
     """pysc2's `player` vector: player id, minerals, vespene, food used, cap, army, workers, idle workers, army count, ...
@@ -243,6 +252,7 @@ def reset(self: MiniGame, key):
     s = GameState(u, jnp.zeros((), jnp.int32), jnp.zeros(()), jnp.zeros((), jnp.int32), cam, seen)
     return self.observe(s), s
 
+# %% ../../../nbs/18c_sim_game.ipynb #c022r1
 @patch
 def move_camera(self: MiniGame, camera, u: Units, action):
     "The screen's corner after `action`: a `move_camera` the game offers centres it on the minimap point."
