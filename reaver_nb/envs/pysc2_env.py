@@ -44,6 +44,7 @@ __all__ = ['log', 'Agent', 'Bot', 'Race', 'Difficulty', 'BotBuild', 'ActionSpace
 class NotSimulatedError(ValueError):
     "An observation the JAX mini-games do not simulate was read."
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0111
 class NotSimulated:
     "A whole observation key the simulation does not give: any use of it raises, naming it."
     def __init__(self, key, reason): self._key, self._reason = key, reason
@@ -137,8 +138,10 @@ KIND_NAMES = ('marine', 'roach', 'beacon', 'mineral shard', 'zergling', 'banelin
 RADIUS_KNOWN = (MARINE, ZERGLING, BANELING, SCV, COMMAND_CENTER, SUPPLY_DEPOT, BARRACKS, REFINERY)   # 18_minigames
 UNIT_LAYER_REFUSED = {6: "the build progress the game's UI gives finished units is not known"}   # UnitLayer's column
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0211
 def economy(game) -> bool: return isinstance(game, EconomyGame)
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0212
 def refused_keys(game) -> dict:
     "Observation keys (whole) the simulation does not give on `game`'s map: key -> why."
     out = {'score_by_category': "the game's score details (value of units used, killed, lost, by category) are not "
@@ -156,6 +159,7 @@ def refused_keys(game) -> dict:
                    control_groups="the leader a group of mixed units shows is the game's UI rule, not known")
     return out
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0213
 def refused_unit_fields(game, kinds) -> dict:
     "`feature_units` columns the simulation does not give on `game`'s map (its unit table holds `kinds`): name -> why."
     out = {'facing': "units' facing is not simulated",
@@ -230,6 +234,7 @@ class Program:
             self._compiled = jax.jit(reset), jax.jit(step)
         return self._compiled
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0331
 @functools.cache
 def program(map_name: str, screen: int, minimap: int, step_mul: int, sim: MiniGameOptions = MiniGameOptions()) -> Program:
     "The `Program` of a map at a format, shared by every env of this process that plays it."
@@ -240,10 +245,13 @@ class Features(features.Features):
     "pysc2's `Features` (specs, `transform_action`'s checks), told what the simulation offers now."
     def available_actions(self, obs): return obs   # here `obs` is the list of the function ids offered now
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0411
 def refuse(what, why): raise ValueError(f"reaver_nb's SC2Env (the JAX mini-games) does not simulate {what}: {why}.")
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0412
 MAP_SIZE = point.Point(int(MAP_UNITS), int(MAP_UNITS))   # all seven maps are 64 x 64 (their MapInfo)
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0413
 class SC2Env(environment.Base):
     """pysc2's `SC2Env` on the JAX mini-games: the same keywords, specs, `TimeStep`s and observations, no game. One
     instance is one game; its compiled program is shared by every instance of the same map and format. `sim`
@@ -465,16 +473,19 @@ def observe(self: SC2Env, v) -> named_array.NamedDict:
     for k, why in refused_keys(g).items(): out[k] = NotSimulated(k, why)
     return out
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0471
 @patch
 def health(self: SC2Env, v):
     "Each row's hit points as the game reports them (whole points; 0 for kinds without vitals)."
     return np.where(KIND['max_hp'][v['kind']] > 0, np.floor(np.maximum(v['hp'], 0)), 0).astype(np.int64)
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0472
 @patch
 def player(self: SC2Env, v, score):
     "pysc2's `player` vector: the simulation's, as whole numbers."
     return np.asarray(v['player'], np.float64).round().astype(np.int32)
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0473
 @patch
 def feature_units(self: SC2Env, v, refused):
     "pysc2's `feature_units`: the units the player sees whose centre is on the screen, in screen pixels."
@@ -502,6 +513,7 @@ def install():
     if old is not SC2Env: pysc2_sc2_env.SC2Env = SC2Env
     return old
 
+# %% ../../nbs/25_pysc2_env.ipynb #c0511
 def agent_main(argv=None):
     "pysc2's agent runner (`pysc2.bin.agent` and its flags) on the simulation; `--nosim`: on the real game."
     from absl import app, flags
