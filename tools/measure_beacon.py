@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Measure on the real game what the JAX MoveToBeacon (nbs/18) has to estimate, for whoever has StarCraft II (Colab:
+"""Measure on the real game what the JAX MoveToBeacon (nbs/18z_sim_calibration) has to estimate, for whoever has StarCraft II (Colab:
 `reaver sc2 install --accept-eula` first). Prints one JSON object:
 
 - `beacon_radius`, `marine_radius`: the units' radii in world units (pysc2 `feature_units` at 256 × 256 pixels);

@@ -4,7 +4,7 @@ against every published score it moves. 50 episodes, seed 0, of the scripted and
     python lab/probes/call_for_help_sweep.py 0 2 3 4 5 6 8      # ~1 min a radius on 2 cores
 
 Radius 0 is `MiniGameSettings.call_for_help = False` (a unit answers only an attack on itself). Results and the
-choice of 5 are in nbs/18_minigames.ipynb ("Reading the table") and docs/experiments.md.
+choice of 5 are in nbs/18z_sim_calibration.ipynb ("Reading the table") and docs/experiments.md.
 """
 import sys
 import jax, numpy as np

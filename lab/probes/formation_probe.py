@@ -2,7 +2,7 @@
 """Issue 30: would the formation a group move keeps in the game close random play's gaps to SC2LE's random policy?
 
 DESIGN.md says CollectMineralShards and DefeatRoaches need unit separation and group-move formation to match the game;
-the simulation has the separation but sends every unit of a group move to the same point (nbs/18's calibration table:
+the simulation has the separation but sends every unit of a group move to the same point (nbs/18z_sim_calibration's table:
 "departure (absent)"). This probe patches the orders (`sim.engine.give_order`, as `sim.game` calls it) at run time with one reading of the game's "magic box"
 (community descriptions, no source with numbers for StarCraft II: tl.net post 6058308 of 2010 gives the rule and says
 the ground box is much smaller than the air box; Liquipedia's "Magic Boxes" gives Brood War's 195 x 195 pixels for
