@@ -163,7 +163,7 @@ def _spawn(u: Units, eco: Economy, want, at, block: slice, kind: int):
 # %% ../../../nbs/18d_sim_economy.ipynb #e010
 ORDER = (COMMAND_CENTER, SCV, MINERAL_FIELD, REFINERY, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS, MARINE)   # row blocks
 STATIC = (COMMAND_CENTER, MINERAL_FIELD, REFINERY, VESPENE_GEYSER, SUPPLY_DEPOT, BARRACKS)              # never move
-# what the economy adds to the layers no map simulates (nbs/18_minigames, 'Feature layers')
+# what the economy adds to the layers no map simulates (nbs/18z_sim_calibration, 'Feature layers')
 _UNKNOWN = "not simulated: what the game shows there while workers carry, buildings rise and train is not known"
 ECONOMY_REFUSED_LAYERS = {**FIGHT_REFUSED_LAYERS, 'minimap/alerts': "the game's alerts (buildings and units done, "
                           "minerals exhausted, ...) are not simulated",

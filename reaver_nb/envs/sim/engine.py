@@ -41,10 +41,10 @@ FOLLOW_GAP = 0.5                 # a following unit stops this close (edge to ed
 ACQUIRE_EXTRA = 2.0              # idle or attack-moving units acquire enemies within range + this ...
 HELP_RADIUS = 5.0                # ... or anywhere when an ally this close is being shot at: the game's rule is not
                                  # known; 5 is the radius that best fits SC2LE's random-policy scores and the
-                                 # published FindAndDefeatZerglings scores (the sweep under "Reading the table" in 18_minigames;
+                                 # published FindAndDefeatZerglings scores (the sweep under "Reading the table" in 18z_sim_calibration;
                                  # 2–5 fit, 0 and ≥ 6 do not)
 BEACON_RADIUS = 1.875            # the beacon as real feature layers draw it (10 px across at 64 x 64; see
-                                 # 18_minigames' calibration table); each game reads its own table, `MiniGameSettings.beacon_radius`
+                                 # 18z_sim_calibration's table); each game reads its own table, `MiniGameSettings.beacon_radius`
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c006k
 def _per_loop(per_second): return per_second / LOOPS_PER_SECOND

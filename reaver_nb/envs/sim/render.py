@@ -65,7 +65,7 @@ def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, cou
     return {'rank': jnp.where(best >= 0, best // nu, 0), 'row': jnp.where(best >= 0, nu - 1 - best % nu, 0), **out}
 
 # %% ../../../nbs/18b_sim_render.ipynb #c020c
-# pysc2's values for the layers drawn from the unit table, per KIND row (nbs/18_minigames, "Feature layers"): unit
+# pysc2's values for the layers drawn from the unit table, per KIND row (nbs/18z_sim_calibration, "Feature layers"): unit
 # type ids from pysc2's units.py (marine 48, roach 110, zergling 105, baneling 9, SCV 45, command centre 18, mineral
 # field 341, vespene geyser 342, supply depot 19, barracks 21, refinery 20), the beacon's 317 and the shard's 1680
 # from the real observations; player ids as the game reports the maps' owners (player 1, the enemy's player 2, the
