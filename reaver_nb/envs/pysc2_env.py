@@ -135,7 +135,7 @@ SCREEN_LAYERS, MINIMAP_LAYERS = features.SCREEN_FEATURES._fields, features.MINIM
 FEATURE_UNIT_FIELDS = features.FeatureUnit._member_names_
 KIND_NAMES = ('marine', 'roach', 'beacon', 'mineral shard', 'zergling', 'baneling', 'SCV', 'command centre',
               'mineral field', 'vespene geyser', 'supply depot', 'barracks', 'refinery')   # KIND's rows
-RADIUS_KNOWN = (MARINE, ZERGLING, BANELING, SCV, COMMAND_CENTER, SUPPLY_DEPOT, BARRACKS, REFINERY)   # 18_minigames
+RADIUS_KNOWN = (MARINE, ZERGLING, BANELING, SCV, COMMAND_CENTER, SUPPLY_DEPOT, BARRACKS, REFINERY)   # 18z_sim_calibration
 UNIT_LAYER_REFUSED = {6: "the build progress the game's UI gives finished units is not known"}   # UnitLayer's column
 
 # %% ../../nbs/25_pysc2_env.ipynb #c0211
@@ -167,7 +167,7 @@ def refused_unit_fields(game, kinds) -> dict:
            **{f'order_id_{i}': "the raw abilities of the orders are not simulated" for i in range(4)},
            **{f'order_progress_{i}': "the orders' progress is not simulated" for i in range(2)}}
     unknown = sorted(set(KIND_NAMES[k] for k in kinds) - set(KIND_NAMES[k] for k in RADIUS_KNOWN))
-    if unknown: out['radius'] = f"the game's radius of the {', '.join(unknown)} is not known (18_minigames)"
+    if unknown: out['radius'] = f"the game's radius of the {', '.join(unknown)} is not known (18z_sim_calibration)"
     if isinstance(game, CollectMineralShards) or economy(game):
         out.update(mineral_contents="the minerals a field or shard holds are not simulated",
                    vespene_contents="the gas a geyser holds is not simulated")

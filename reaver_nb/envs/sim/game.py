@@ -40,11 +40,11 @@ class MiniGameOptions:
     "What the simulation lets you choose (gin: `MiniGameSettings.order_queue = 1`); defaults are the game's, the rest lenient."
     order_queue: int = 16  # orders a unit holds queued behind its current one (the game holds many; 1: a queued order
                            # replaces the one waiting, the simulation's default before issue 28)
-    functions: str = 'game'   # 'game': every function of the set the game offers here (see nbs/18_minigames); 'core':
+    functions: str = 'game'   # 'game': every function of the set the game offers here (see nbs/18z_sim_calibration); 'core':
                               # only the six the maps need (CORE), the rest of the set reported unavailable
     move_follows: bool = False   # a Move_screen or Smart_screen click on a unit that is not an enemy targets it: the
                               # marine follows it, onto the beacon and after it when it jumps (the game may; see
-                              # nbs/18_minigames); False: a move to the point, as Move_screen is documented
+                              # nbs/18z_sim_calibration); False: a move to the point, as Move_screen is documented
     beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
                               # it); 1.875 from real renders; the simulation drew 1.0 before issue 28
     collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
@@ -58,7 +58,7 @@ class MiniGameOptions:
 # %% ../../../nbs/18c_sim_game.ipynb #c022o1
 # Layers no map simulates (the others are rendered or hold 0 on every pixel: `feature_layers`, nbs/18b_sim_render)
 REFUSED_LAYERS = {'screen/unit_density_aa': "the game's anti-aliased density: its scale and rasterisation are not known "
-                                            "(nbs/18_minigames, 'Feature layers')"}
+                                            "(nbs/18z_sim_calibration, 'Feature layers')"}
 # ... and on maps with a fight: the minimap's alerts (the game's "under attack" pings are not simulated)
 FIGHT_REFUSED_LAYERS = {**REFUSED_LAYERS, 'minimap/alerts': "the game's alerts when units are attacked are not simulated"}
 
@@ -80,7 +80,7 @@ class MiniGame:
     own_rows = None                      # int: the player's units are the rows before it, the enemy's after it
     implemented = IMPLEMENTED            # the pysc2 functions this game simulates (`offered` answers for each)
     map_bounds = ((-11., -7.), (33., 29.))   # the map's bounds (MapInfo: world x 10-54, y 8-44 on all seven maps) in
-                                         # screen units: `pathable` and `buildable` are 1 inside (nbs/18_minigames)
+                                         # screen units: `pathable` and `buildable` are 1 inside (nbs/18z_sim_calibration)
     refused_layers = REFUSED_LAYERS      # 'screen/<layer>' or 'minimap/<layer>' -> why this map does not simulate it
     minerals_per_point = 0               # the `player` vector's minerals a point of score brings (CollectMineralShards: 100)
 
