@@ -31,14 +31,17 @@ MAX_TOTAL_BYTES = 1 << 30          # all files together
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_HEADER_BYTES = 64 << 10        # a tar member's extended (PAX) or GNU long-name header; ours are under 1 KiB
 
+# %% ../nbs/22_archive.ipynb #c0041
 def _sha256(data: bytes) -> str: return hashlib.sha256(data).hexdigest()
 
+# %% ../nbs/22_archive.ipynb #c0042
 def _file_sha256(path: Path) -> tuple[int, str]:
     h, n = hashlib.sha256(), 0
     with open(path, 'rb') as f:
         while chunk := f.read(1 << 20): h.update(chunk); n += len(chunk)
     return n, h.hexdigest()
 
+# %% ../nbs/22_archive.ipynb #c0043
 def _run_files(run_dir: Path, all_checkpoints: bool) -> list[str]:
     "Relative paths of what the archive carries: everything `_ALLOWED`, and only the latest checkpoint by default."
     latest = latest_checkpoint(run_dir / 'checkpoints')
@@ -93,10 +96,12 @@ def _add(tar, arcname, data: bytes):
 class UnsafeArchive(ValueError):
     "An archive that is not what `reaver export` makes (refused before anything lands in the results directory)."
 
+# %% ../nbs/22_archive.ipynb #c007a1
 def _shown(name) -> str:
     "A member name for a one-line message: escaped, and shortened when long."
     return short_path(name.decode('utf-8', 'backslashreplace') if isinstance(name, bytes) else name, 100)
 
+# %% ../nbs/22_archive.ipynb #c007a2
 def _number(field: bytes, what: str) -> int:
     "A tar header's octal number (or GNU base-256 for large values)."
     if field[:1] == b'\x80': return int.from_bytes(field[1:], 'big')
@@ -104,6 +109,7 @@ def _number(field: bytes, what: str) -> int:
     if digits.strip(b'01234567'): raise UnsafeArchive(f"A tar header's {what} is not a number: not a tar archive.")
     return int(digits or b'0', 8)
 
+# %% ../nbs/22_archive.ipynb #c007a3
 def _pax(data: bytes) -> dict:
     "The records `LEN key=value\\n` of a PAX header, in one pass."
     out, pos = {}, 0
@@ -118,6 +124,7 @@ def _pax(data: bytes) -> dict:
         pos = end
     return out
 
+# %% ../nbs/22_archive.ipynb #c007a4
 class _Tar:
     "The members of an uncompressed tar stream, read with every header size capped; `next()`: (name, type, size)."
     def __init__(self, f): self.f, self.left, self.pad = f, 0, 0
@@ -184,6 +191,7 @@ def _member(name: str, kind: bytes) -> tuple[str, str]:
         raise UnsafeArchive(f"Run folder name {_shown(p.parts[0])} is not a plain name.")
     return p.parts[0], PurePosixPath(*p.parts[1:]).as_posix() if len(p.parts) > 1 else ''
 
+# %% ../nbs/22_archive.ipynb #c0081
 def _read_manifest(data: bytes) -> dict:
     "{path: (bytes, sha256)} of a manifest, or `UnsafeArchive`."
     def no_constant(c): raise ValueError(c)
@@ -200,6 +208,7 @@ def _read_manifest(data: bytes) -> dict:
     if len(out) > MAX_MEMBERS: raise UnsafeArchive(f"MANIFEST.json lists {len(out):,} files; at most {MAX_MEMBERS:,}.")
     return out
 
+# %% ../nbs/22_archive.ipynb #c0082
 def _copy_hashed(src: _Tar, dst: Path, size: int) -> str:
     "Copy `size` bytes of the current member of `src` to `dst` in chunks; their SHA-256."
     h = hashlib.sha256()
@@ -211,6 +220,7 @@ def _copy_hashed(src: _Tar, dst: Path, size: int) -> str:
             h.update(chunk); f.write(chunk); left -= len(chunk)
     return h.hexdigest()
 
+# %% ../nbs/22_archive.ipynb #c0083
 def _check_against(manifest: dict, rel: str, size: int, sha: str | None = None):
     if rel not in manifest: raise UnsafeArchive(f"{rel} is not listed in MANIFEST.json (the archive was altered).")
     if manifest[rel][0] != size:
@@ -250,6 +260,7 @@ def _members(tar: _Tar, stage: Path) -> tuple[str | None, dict | None, dict]:
         if manifest is not None: _check_against(manifest, rel, *seen[rel])
     return run_id, manifest, seen
 
+# %% ../nbs/22_archive.ipynb #c008c1
 def unpack_checked(archive: Path, stage: Path) -> str:
     """Stream `archive` (a .tar.gz, or a plain .tar) into the folder `stage`, checking every member as it comes;
     returns the run id. Raises `UnsafeArchive` at the first member that fails (the caller removes `stage`)."""
@@ -282,6 +293,7 @@ def unpack_checked(archive: Path, stage: Path) -> str:
         os.replace(stage / 'evaluation.json', stage / SENDER_EVALUATION)
     return run_id
 
+# %% ../nbs/22_archive.ipynb #c008c2
 def import_run(archive: str | Path, results_dir: str | Path = 'results', run_id: str | None = None,
                force: bool = False) -> Path:
     "Unpack a run archive into `results_dir/<run-id>` (or `run_id`); returns the run directory."
