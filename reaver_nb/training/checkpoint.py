@@ -20,12 +20,14 @@ __all__ = ['MAX_CHECKPOINT_BYTES', 'MAX_ITEMS', 'MAX_DEPTH', 'list_checkpoints',
 # %% ../../nbs/08_checkpoint.ipynb #c004
 _NAME = re.compile(r'ckpt_(\d{10})\.msgpack')
 
+# %% ../../nbs/08_checkpoint.ipynb #c0041
 def list_checkpoints(ckpt_dir: str | Path) -> list[Path]:
     "Complete checkpoints in `ckpt_dir`, oldest first."
     d = Path(ckpt_dir)
     if not d.is_dir(): return []
     return sorted((p for p in d.iterdir() if _NAME.fullmatch(p.name)), key=lambda p: int(_NAME.fullmatch(p.name)[1]))
 
+# %% ../../nbs/08_checkpoint.ipynb #c0042
 def save_checkpoint(ckpt_dir: str | Path, step: int, payload, keep: int = 3) -> Path:
     "Atomically write `payload` (any pytree) as checkpoint `step`; keep the newest `keep`."
     path = Path(ckpt_dir) / f'ckpt_{int(step):010d}.msgpack'
@@ -39,8 +41,10 @@ MAX_ITEMS = 1_000_000            # msgpack items (values, keys, array slots) in 
 MAX_DEPTH = 64                   # nesting of maps and arrays
 _FLAX_EXT = (1, 2, 3)            # flax.serialization's extension types: ndarray, native complex, numpy scalar
 
+# %% ../../nbs/08_checkpoint.ipynb #c004b1
 def _uint(buf, pos: int, k: int) -> int: return int.from_bytes(buf[pos:pos + k], 'big')
 
+# %% ../../nbs/08_checkpoint.ipynb #c004b2
 def _walk(buf, pos: int, end: int, budget: int, depth: int) -> tuple[int, int]:
     "Walk one msgpack value at `pos` (within `end`); returns (its end, items left in `budget`) or raises ValueError."
     left = [1]
@@ -79,6 +83,7 @@ def _walk(buf, pos: int, end: int, budget: int, depth: int) -> tuple[int, int]:
             left.append(count)
     return pos, budget
 
+# %% ../../nbs/08_checkpoint.ipynb #c004b3
 def check_msgpack(buf, what: str = 'Checkpoint'):
     "Refuse (ValueError) bytes that are not one msgpack map within the limits above; builds no object."
     try:
@@ -88,6 +93,7 @@ def check_msgpack(buf, what: str = 'Checkpoint'):
         if end != len(buf): raise ValueError(f"{len(buf) - end:,} bytes follow its data")
     except ValueError as e: raise ValueError(f"{what} is not a msgpack checkpoint reaver_nb reads: {e}.") from None
 
+# %% ../../nbs/08_checkpoint.ipynb #c004b4
 def check_checkpoint_file(path: str | Path, what: str | None = None):
     "`check_msgpack` over the regular file `path` (named `what` in errors), mapped rather than read (it may be large)."
     what = what or f'Checkpoint {path}'
@@ -104,6 +110,7 @@ def _restore(target, state):
             raise ValueError(f"{jax.tree_util.keystr(path) or 'it'} has shape {np.shape(got)} there and {np.shape(want)} here")
     return out
 
+# %% ../../nbs/08_checkpoint.ipynb #c004c1
 def load_checkpoint(path: str | Path, target):
     "Restore a checkpoint into the structure of `target` (a pytree of the same layout and shapes)."
     raw = read_checkpoint(path)
@@ -123,6 +130,7 @@ def read_checkpoint(path: str | Path) -> dict:
         raise ValueError(f"Checkpoint {path} cannot be read ({type(e).__name__}: {e}). Is it a reaver_nb checkpoint? "
                          "Delete it to resume from the one before.") from e
 
+# %% ../../nbs/08_checkpoint.ipynb #c004c2
 def load_checkpoint_part(source: str | Path | dict, target, *keys):
     """Restore one part of a checkpoint, reached by `keys` (e.g. `'state', 'agent', 'params'`), into `target`, whatever
     the rest holds: a run's weights outlive changes to what else its checkpoints carry (a simulation's state).
@@ -137,6 +145,7 @@ def load_checkpoint_part(source: str | Path | dict, target, *keys):
         raise ValueError(f"{name}: its part {where!r} does not match this run's ({type(e).__name__}: {e}). "
                          "Was it written with other Specs, model sizes or agent settings?") from e
 
+# %% ../../nbs/08_checkpoint.ipynb #c004c3
 def remove_partial(ckpt_dir: str | Path) -> list[Path]:
     """Delete the temporary files of checkpoints whose writer was killed before it renamed them into place (a run
     calls it when it starts or resumes; only one process trains a run). Returns what it removed."""
@@ -145,6 +154,7 @@ def remove_partial(ckpt_dir: str | Path) -> list[Path]:
     for p in stale: p.unlink(missing_ok=True)
     return stale
 
+# %% ../../nbs/08_checkpoint.ipynb #c004c4
 def latest_checkpoint(ckpt_dir: str | Path) -> Path | None:
     ckpts = list_checkpoints(ckpt_dir)
     return ckpts[-1] if ckpts else None
