@@ -134,6 +134,7 @@ def open_run_dir(run_dir, run_id, force):
                                           + gin.operative_config_str()).encode())
     with open_append(run_dir / 'environment.jsonl', 'environment.jsonl') as f: f.write(json.dumps(machine_record()) + '\n')
 
+# %% ../../nbs/10a_rundir.ipynb #c009dy
 _PACKAGES = ('reaver_nb', 'jax', 'jaxlib', 'flax', 'optax', 'numpy', 'gymnasium', 'gin-config', 'pysc2', 'gymnax')
 
 # %% ../../nbs/10a_rundir.ipynb #c009ex
