@@ -45,6 +45,7 @@ def _protobuf_needs_rebuild() -> bool:
     from google.protobuf import __version__ as pb_version
     return int(pb_version.split('.')[0]) >= 4 and api_implementation.Type() != 'python'
 
+# %% ../../nbs/13_sc2_pysc2.ipynb #c007b
 def rebuild_protocol_module(name: str) -> types.ModuleType:
     "Build `s2clientprotocol.<name>_pb2` through the descriptor pool and register it in `sys.modules`."
     from google.protobuf import descriptor_pool
@@ -61,6 +62,7 @@ def rebuild_protocol_module(name: str) -> types.ModuleType:
     setattr(s2clientprotocol, f'{name}_pb2', mod)
     return mod
 
+# %% ../../nbs/13_sc2_pysc2.ipynb #c007c
 def fix_protocol(force: bool = False) -> str:
     "Make `s2clientprotocol` importable under this protobuf; returns what was done."
     if not force and not _protobuf_needs_rebuild(): return 'protobuf accepts the generated modules as they are'
