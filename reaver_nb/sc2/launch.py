@@ -216,12 +216,14 @@ def start_game(make: Callable[[], _T], *, prepare: bool = True) -> _T:
 # %% ../../nbs/14_sc2_launch.ipynb #c023
 _INSTALL = "`reaver sc2 install --accept-eula` (Python: reaver_nb.sc2.install(accept_eula=True)) downloads the game"
 
+# %% ../../nbs/14_sc2_launch.ipynb #c023b
 def _where(sc2path: str | os.PathLike | None = None) -> tuple[Path, str]:
     "Where pysc2 looks for the game (the installer's `sc2_path`), and which source says so."
     source = ('given' if sc2path else 'from $SC2PATH' if os.environ.get('SC2PATH') else
               "pysc2's default; $SC2PATH is not set")
     return sc2_path(sc2path), source
 
+# %% ../../nbs/14_sc2_launch.ipynb #c023c
 def find_binaries(sc2path: str | os.PathLike) -> list[tuple[int, Path]]:
     "`(build, path)` of each `Versions/Base<build>/SC2_x64` under `sc2path`, oldest first (pysc2 runs the newest)."
     found = []
@@ -232,6 +234,7 @@ def find_binaries(sc2path: str | os.PathLike) -> list[tuple[int, Path]]:
         if m and (d/'SC2_x64').is_file(): found.append((int(m.group(1)), d/'SC2_x64'))
     return sorted(found)
 
+# %% ../../nbs/14_sc2_launch.ipynb #c023d
 def game_versions(build: int) -> list[str]:
     "The game versions pysc2 knows for a build number (`[]` for a build it does not know); needs pysc2."
     from reaver_nb.sc2.compat import import_pysc2
