@@ -80,6 +80,7 @@ def _ray():
                                   "--backend local runs without it.", name='ray') from None
     return ray
 
+# %% ../../nbs/24_fleet.ipynb #f012b
 def connect(address: str = '') -> bool:
     "Make sure this process is connected to Ray (see `RaySettings.address`); True when this call started it."
     ray = _ray()
@@ -105,6 +106,7 @@ def connect(address: str = '') -> bool:
 class FleetError(RuntimeError):
     "An actor died more often than `RaySettings.max_restarts` allows: the run stops (its last checkpoint intact)."
 
+# %% ../../nbs/24_fleet.ipynb #f014b
 class FleetLearner:
     """The run loop's learner over Ray `actors` (handles of `RolloutActor`). `asynchronous` (IMPALA): actors play on
     with the newest parameters while the learner updates on the next `per_update` rollouts to arrive; otherwise
