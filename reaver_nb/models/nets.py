@@ -18,8 +18,11 @@ __all__ = ['NatureCNN', 'Torso', 'ActorCritic', 'update_obs_stats', 'check_model
 
 # %% ../../nbs/04_models.ipynb #c007
 def _ortho(scale): return nn.initializers.orthogonal(scale)
+
+# %% ../../nbs/04_models.ipynb #c007b
 _ACT = {'tanh': nn.tanh, 'relu': nn.relu}
 
+# %% ../../nbs/04_models.ipynb #c007c
 class NatureCNN(nn.Module):
     "Mnih et al. (2015) torso: three convolutions and a 512-unit layer."
     @nn.compact
@@ -30,6 +33,7 @@ class NatureCNN(nn.Module):
         x = x.reshape(x.shape[:-3] + (-1,))
         return nn.relu(nn.Dense(512, kernel_init=_ortho(np.sqrt(2)))(x))
 
+# %% ../../nbs/04_models.ipynb #c007d
 class Torso(nn.Module):
     "Encodes an observation tuple into one feature vector, then an MLP."
     obs_spec: Spec
