@@ -100,6 +100,7 @@ class Rollout(NamedTuple):
     trunc_values: Any     # [T, N]
     last_obs: Any = None  # [N, ...] per observation space, or None
 
+# %% ../../nbs/06_agents.ipynb #c009b
 class TrainState(struct.PyTreeNode):
     params: Any
     opt_state: Any
