@@ -93,8 +93,10 @@ class SC2Options:
             raise ValueError(f"SC2Settings.functions = {fn!r}: give a function set's name (e.g. 'minigames') or a tuple "
                              "of pysc2 function ids.")
 
+# %% ../../nbs/15_envs_sc2.ipynb #c008b
 SC2Settings = gin.external_configurable(SC2Options, 'SC2Settings', module='reaver_nb.envs.sc2')
 
+# %% ../../nbs/15_envs_sc2.ipynb #c008c
 def sc2_env_factory(map_name: str):
     "A picklable zero-argument factory of one `SC2Env`, its options bound from gin now (workers see no gin)."
     import_pysc2()  # fail here, in the learner, with a clear message when pysc2 is missing
