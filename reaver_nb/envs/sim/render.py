@@ -31,6 +31,7 @@ def _cover(pos, radius, alive, origin, extent, res):
 # %% ../../../nbs/18b_sim_render.ipynb #c020b
 RENDER_CHUNK = 32   # at most this many units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
 
+# %% ../../../nbs/18b_sim_render.ipynb #c020b2
 def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False):
     """Per pixel of a view, over the units that show on it: `rank` and `row` of the unit drawn on top (the highest
     rank, armed over unarmed and then by owner; the first row among equals; rank 0 and row 0 where none); with
