@@ -28,6 +28,7 @@ def _import_gymnax():
     except ImportError:
         raise ValueError("gymnax environments need gymnax: pip install 'reaver_nb[jax-envs]' (or pip install gymnax).") from None
 
+# %% ../../nbs/20_jax_envs.ipynb #c005b
 class GymnaxEnv:
     "A gymnax environment as a JAX-native env of this package (pure `reset`/`step`, Specs)."
     truncates = True
