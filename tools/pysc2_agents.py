@@ -4,7 +4,7 @@
 game's where a number is known. The table in nbs/26_pysc2_agent.ipynb comes from
 
     python tools/pysc2_agents.py --episodes 100            # 16 x 16, step_mul 8, seed 0; a markdown table
-    python tools/pysc2_agents.py --episodes 10 --maps MoveToBeacon DefeatRoaches --json /tmp/scores.json
+    python tools/pysc2_agents.py --episodes 10 --maps MoveToBeacon DefeatRoaches --json scores.json
 """
 import argparse, json, time
 import numpy as np

@@ -2,11 +2,11 @@
 """Issue 30: where a JAX mini-game's step spends its time, and whether a change to the engine changes the game.
 
     python lab/probes/engine_ab.py profile BuildMarines --envs 256      # each part of a step jitted alone, ms a call
-    python lab/probes/engine_ab.py dump /tmp/new.npz                     # observations and rewards of random play
-    PYTHONPATH=/path/to/old/checkout python lab/probes/engine_ab.py dump /tmp/old.npz
-    python lab/probes/engine_ab.py compare /tmp/old.npz /tmp/new.npz     # bit-identical or not, array by array
-    python lab/probes/engine_ab.py states /tmp/new_states.npz            # unit tables (queues in order), then compare
-    python lab/probes/engine_ab.py draws /tmp/new_draws.npz              # respawn draws, resets, rules; then compare
+    python lab/probes/engine_ab.py dump $SCRATCH/new.npz                     # observations and rewards of random play
+    PYTHONPATH=/path/to/old/checkout python lab/probes/engine_ab.py dump $SCRATCH/old.npz
+    python lab/probes/engine_ab.py compare $SCRATCH/old.npz $SCRATCH/new.npz     # bit-identical or not, array by array
+    python lab/probes/engine_ab.py states $SCRATCH/new_states.npz            # unit tables (queues in order), then compare
+    python lab/probes/engine_ab.py draws $SCRATCH/new_draws.npz              # respawn draws, resets, rules; then compare
     python lab/probes/engine_ab.py fights                                # maps without enemies, fight left out or in
 
 `profile` advances the envs 50 steps of random play first, so the state is not a fresh reset. `dump` plays every map

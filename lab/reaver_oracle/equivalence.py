@@ -17,7 +17,7 @@ after which outputs, losses and gradients must agree to float32 tolerance. Exit 
 disagrees.
 
 Run with the oracle venv (README.md), from the checkout's root:
-    /work/oracle-venv/bin/python lab/reaver_oracle/equivalence.py
+    $ORACLE_VENV/bin/python lab/reaver_oracle/equivalence.py
 """
 import os, sys, time, types, shutil, tempfile, dataclasses
 T0 = time.time()

@@ -2,7 +2,7 @@
 JAX MoveToBeacon (or, with --map, another of its JAX mini-games), optionally patched toward the game (beacon drawn r, reach, game function set, 16-slot queue).
 
 Setup: the oracle venv of README.md (requirements.txt, then pip install -e <checkout> --no-deps); from the checkout:
-    /work/oracle-venv/bin/python lab/reaver_oracle/oracle.py --frames 700000 --beacon-r 1.875 --reach 1.25 --functions game --queue 16
+    $ORACLE_VENV/bin/python lab/reaver_oracle/oracle.py --frames 700000 --beacon-r 1.875 --reach 1.25 --functions game --queue 16
 
 Copied from shared/tools/reaver_oracle/oracle.py (the project's oracle probe, issue 28 part 1). Changed: this docstring,
 and --beacon-r goes through MiniGameOptions.beacon_radius where the simulation has that setting (a game then copies
