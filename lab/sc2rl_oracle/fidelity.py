@@ -57,8 +57,18 @@ def report(checkout: Path, runs: Path, out: Path, maps: list[str]) -> str:
     for m in maps:
         real = [(i, load_log(checkout, m, i), p or 16) for i, kind, p, _ in runs_for(m, False, False, {})]
         sims = sim_runs(runs, m)
-        if not sims: continue
         plateau = float(np.mean([c[-10:, 1].mean() for _, c, _ in real]))
+        if not sims:   # the map's real row still belongs in the table: say that the simulation was not run
+            fr = real[0][2]
+            rh = [first_crossing(c[:, 0], c[:, 1], 0.5 * plateau) for _, c, _ in real]
+            r9 = [first_crossing(c[:, 0], c[:, 1], 0.9 * plateau) for _, c, _ in real]
+            med = lambda v: float(np.nanmedian(v)) if not all(math.isnan(x) for x in v) else math.nan
+            last = real[0][1][-1, 0]
+            reach = ('— (the plateau is about 0)' if plateau < 1 else
+                     f'{steps_label(med(rh), fr, last)} / {steps_label(med(r9), fr, last)}')
+            procs = R.A2C_RUNS[m]['procs'] or 'unknown (16 assumed)'
+            lines.append(f'| {m} | — | {len(real)} run(s) | not run | {fmt(plateau)} | {reach} | — | {procs}; — |')
+            continue
         common = sorted(set.intersection(*[set(c[:, 0]) for _, c, _, _ in sims]) & set().union(*[set(c[:, 0]) for _, c, _ in real]))
         fr = real[0][2]; fs = sims[0][2]
         for k, step in enumerate(common):
