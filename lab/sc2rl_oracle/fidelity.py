@@ -69,7 +69,7 @@ def report(checkout: Path, runs: Path, out: Path, maps: list[str]) -> str:
             procs = R.A2C_RUNS[m]['procs'] or 'unknown (16 assumed)'
             lines.append(f'| {m} | — | {len(real)} run(s) | not run | {fmt(plateau)} | {reach} | — | {procs}; — |')
             continue
-        common = sorted(set.intersection(*[set(c[:, 0]) for _, c, _, _ in sims]) & set().union(*[set(c[:, 0]) for _, c, _ in real]))
+        common = sorted(set().union(*[set(c[:, 0]) for _, c, _, _ in sims]) & set().union(*[set(c[:, 0]) for _, c, _ in real]))
         fr = real[0][2]; fs = sims[0][2]
         for k, step in enumerate(common):
             rv = [at(c, step) for _, c, _ in real]; sv = [at(c, step) for _, c, _, _ in sims]
@@ -81,10 +81,10 @@ def report(checkout: Path, runs: Path, out: Path, maps: list[str]) -> str:
                 r9 = [first_crossing(c[:, 0], c[:, 1], 0.9 * plateau) for _, c, _ in real]
                 sh = [first_crossing(c[:, 0], c[:, 1], 0.5 * plateau) for _, c, _, _ in sims]
                 s9 = [first_crossing(c[:, 0], c[:, 1], 0.9 * plateau) for _, c, _, _ in sims]
-                last = max(c[-1, 0] for _, c, _, _ in sims)
+                lasts = [c[-1, 0] for _, c, _, _ in sims]   # each simulated seed's last logged step
                 med = lambda v: float(np.nanmedian(v)) if not all(math.isnan(x) for x in v) else math.nan
                 tail = (f'{fmt(plateau)} | {steps_label(med(rh), fr, 0)} / {steps_label(med(r9), fr, 0)} | '
-                        f'{"; ".join(steps_label(a, fs, last) + " / " + steps_label(b, fs, last) for a, b in zip(sh, s9))} | '
+                        f'{"; ".join(steps_label(a, fs, l) + " / " + steps_label(b, fs, l) for a, b, l in zip(sh, s9, lasts))} | '
                         f'{fr}; {fs} |')
             else: tail = '| | | |'
             lines.append(head + f'{fmt(np.mean(rv_ok) if rv_ok else math.nan)}; {", ".join(fmt(v) for v in rv)} | '
