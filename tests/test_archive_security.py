@@ -68,7 +68,7 @@ def test_old_archives_with_the_manifest_last_still_import(tmp_path, where):
 
 GIN_ATTACKS = [
     (b"import os\n", 'would import Python code'),
-    (b"from __gin__ import dynamic_registration\nimport subprocess\nsubprocess.run.args = 'touch /tmp/x'\n", 'import'),
+    (b"from __gin__ import dynamic_registration\nimport subprocess\nsubprocess.run.args = 'touch pwned'\n", 'import'),
     (b"\xef\xbb\xbfimport os\n", 'would import'),                         # behind a UTF-8 byte-order mark
     (b"RunSettings.seed = 1\rimport os\r", 'would import'),                  # old Mac line endings
     (b"RunSettings.seed = 1\r\nimport os\r\n", 'would import'),              # Windows line endings
@@ -78,7 +78,7 @@ GIN_ATTACKS = [
     (b"RunSettings.env = @subprocess.run()\n", "not one of reaver_nb's configurables"),
     (b"gin.singleton.constructor = @RunSettings\n", "not one of reaver_nb's configurables"),
     (b"RunSettings.env = %MACRO\nMACRO = 1\n", 'macros'),
-    (b"os.system.command = 'touch /tmp/reaver_nb_pwned'\n", "not one of reaver_nb's configurables"),
+    (b"os.system.command = 'touch reaver_nb_pwned'\n", "not one of reaver_nb's configurables"),
     ("RunSettings.env = 'x'".encode('utf-16'), 'not UTF-8'),                  # a UTF-16 byte-order mark
     ("RunSettings.env = 'x'".encode('utf-32'), 'not UTF-8'),
     (b"RunSettings.env = 'x'\x00import os\n", 'control or format character'),

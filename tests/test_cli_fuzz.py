@@ -53,7 +53,7 @@ def argvs(draw):
     if draw(st.booleans()): argv += ['--agent', draw(st.sampled_from(['a2c', 'ppo', 'dqn']))]
     if draw(st.booleans()):
         argv += ['--run-id', draw(st.one_of(st.text(NAMES, max_size=10),
-                                            st.sampled_from(['../x', '/tmp/abs', 'a/b', '..', '.', 'ok-run_1.0'])))]
+                                            st.sampled_from(['../x', '/abs', 'a/b', '..', '.', 'ok-run_1.0'])))]
     for b in draw(st.lists(bindings, max_size=3)): argv += [f'--gin-param={b}']   # (a value may start with '-')
     return argv
 

@@ -151,7 +151,7 @@ class FleetLearner:
         if self.failures[i] > self.rs.max_restarts:
             raise FleetError(f"Actor {i} failed {self.failures[i]} times, more than RaySettings.max_restarts = "
                                f"{self.rs.max_restarts} ({why}). The run stopped; its last checkpoint is intact: "
-                               "fix the cause (the actor's log in /tmp/ray/session_latest/logs), then --resume.")
+                               "fix the cause (the actor's log is in Ray's session folder, session_latest/logs), then --resume.")
         if new > 0 or lost:
             self.log(f"Actor {i} failed ({why}): " + (f"its rollout of {self.rollout_frames:,} frames is lost"
                      if lost else "between rollouts, nothing lost") + f" ({self.lost_frames:,} frames in all); "
@@ -169,7 +169,7 @@ class FleetLearner:
         if time.time() - self.unavailable[i] > self.rs.rollout_timeout:
             raise FleetError(f"Actor {i} did not answer for RaySettings.rollout_timeout = {self.rs.rollout_timeout:g} "
                              f"s ({why}); the run stopped, its last checkpoint intact. See its log in "
-                             "/tmp/ray/session_latest/logs, then --resume.") from None
+                             "Ray's session folder (session_latest/logs), then --resume.") from None
 
     def _take(self, count: int) -> list:
         "The next `count` rollouts to arrive; a failed actor is asked again, and (asynchronous) every actor at once."
