@@ -241,8 +241,9 @@ def test_no_licence_no_download(server, tmp_path):
     assert server.requests == [] and list(tmp_path.iterdir()) == []
 
 # (the bad member named in the error, the extra members), each added to a good game archive
+ABSOLUTE = str(Path(tempfile.gettempdir()) / 'reaver-evil.txt')   # an absolute member name, in a folder every machine has
 EVIL = {'dotdot': ('StarCraftII/../../evil.txt', [('StarCraftII/../../evil.txt', b'pwned', FILE)]),
-        'absolute': ('/tmp/reaver-evil.txt', [('/tmp/reaver-evil.txt', b'x', FILE)]),
+        'absolute': (ABSOLUTE, [(ABSOLUTE, b'x', FILE)]),
         'link-up': ('StarCraftII/Libs/up', [('StarCraftII/Libs/up', b'../../..', LINK)]),
         'link-abs': ('StarCraftII/Libs/abs', [('StarCraftII/Libs/abs', b'/etc', LINK)]),
         # a link that stays inside, then a member written through it (the link's destination could be anything)
@@ -260,7 +261,7 @@ def test_member_outside_target_refused(server, tmp_path, evil):
     assert repr(bad) in str(e.value) and 'nothing was extracted' in str(e.value) and 'deleted' in str(e.value)
     assert list(root.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ['home']
     assert [p for p, _ in server.requests] == ['/Linux/SC2.4.10.zip']    # failed fast: no maps downloaded
-    assert not Path('/tmp/reaver-evil.txt').exists()
+    assert not Path(ABSOLUTE).exists()
 
 @pytest.mark.parametrize('extractor', EXTRACTORS)
 @pytest.mark.parametrize('evil', ['dotdot', 'link-up', 'through-link'])
