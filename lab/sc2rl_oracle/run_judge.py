@@ -145,43 +145,39 @@ def mock_adapter():
     return MockSC2Env
 
 
-def zeros_where_not_simulated(cls):
-    """The drop-in with the feature layers it refuses read as zeros instead (its arrays are zero there): SC2-RL reads
-    every layer it uses on every step, and the drop-in refuses `unit_density_aa` (the game's anti-aliased density,
-    whose scale is not known). A deviation of the judge's observations, recorded in run_info.json."""
-    def plain(obs):
-        for k in ('feature_screen', 'feature_minimap'):
-            x = obs.get(k)
-            if x is not None and hasattr(x, '_set'): x._set(None, [])    # a PartialArray: read as the zeros it holds
-        return obs
-    class ZerosWhereNotSimulated(cls):
-        def reset(self): return [t._replace(observation=plain(t.observation)) for t in super().reset()]
+def observations_through(cls, fix, suffix: str):
+    "The env class `cls` with `fix(observation)` applied to every TimeStep's observation, from `reset` and `step`."
+    class Fixed(cls):
+        def reset(self): return [t._replace(observation=fix(t.observation)) for t in super().reset()]
         def step(self, actions, *args, **kw):
-            return [t._replace(observation=plain(t.observation)) for t in super().step(actions, *args, **kw)]
-    ZerosWhereNotSimulated.__qualname__ = f'{cls.__qualname__}+zeros'
-    return ZerosWhereNotSimulated
+            return [t._replace(observation=fix(t.observation)) for t in super().step(actions, *args, **kw)]
+    Fixed.__qualname__ = f'{cls.__qualname__}+{suffix}'
+    return Fixed
 
 
-def density_stand_in(cls, scale: int = 4):
-    """A probe, not a simulation: the drop-in with the refused `unit_density_aa` replaced by `scale` x `unit_density`,
-    a stand-in of the real layer's size (the real game's maxima at 16x16: 8 on CollectMineralShards, where
-    unit_density's is 2, Part1 cell 14; 16 on DefeatRoaches, Part11). It asks one question: does a raw input channel of
-    that size, which SC2-RL feeds unscaled to its network and the judge otherwise reads as zeros, change how soon its
-    A2C learns? Recorded in run_info.json as an observation deviation."""
-    base = zeros_where_not_simulated(cls)
-    def fill(obs):
-        import numpy
-        x = obs.get('feature_screen')
-        if x is not None:
-            names, v = list(x._index_names[0]), x.view(numpy.ndarray)
-            v[names.index('unit_density_aa')] = numpy.minimum(255, scale * v[names.index('unit_density')])
-        return obs
-    class DensityStandIn(base):
-        def reset(self): return [t._replace(observation=fill(t.observation)) for t in super().reset()]
-        def step(self, actions, *args, **kw):
-            return [t._replace(observation=fill(t.observation)) for t in super().step(actions, *args, **kw)]
-    DensityStandIn.__qualname__ = f'{cls.__qualname__}+density-x{scale}'
-    return DensityStandIn
+def zeros_where_not_simulated(obs):
+    """The feature layers the drop-in refuses read as zeros instead (its arrays are zero there): SC2-RL reads every
+    layer it uses on every step, and the drop-in refuses `unit_density_aa` (the game's anti-aliased density, whose
+    scale is not known). A deviation of the judge's observations, recorded in run_info.json."""
+    for k in ('feature_screen', 'feature_minimap'):
+        x = obs.get(k)
+        if x is not None and hasattr(x, '_set'): x._set(None, [])    # a PartialArray: read as the zeros it holds
+    return obs
+
+
+def density_stand_in(obs, scale: int = 4):
+    """A probe, not a simulation: the refused `unit_density_aa` replaced by `scale` x `unit_density`, a stand-in of
+    the real layer's size (the real game's maxima at 16x16: 8 on CollectMineralShards, where unit_density's is 2, Part1
+    cell 14; 16 on DefeatRoaches, Part11). It asks one question: does a raw input channel of that size, which SC2-RL
+    feeds unscaled to its network and the judge otherwise reads as zeros, change how soon its A2C learns? Recorded in
+    run_info.json as an observation deviation."""
+    import numpy
+    obs = zeros_where_not_simulated(obs)
+    x = obs.get('feature_screen')
+    if x is not None:
+        names, v = list(x._index_names[0]), x.view(numpy.ndarray)
+        v[names.index('unit_density_aa')] = numpy.minimum(255, scale * v[names.index('unit_density')])
+    return obs
 
 
 def resolve_env(spec: str, unsimulated: str = 'refuse'):
@@ -194,8 +190,8 @@ def resolve_env(spec: str, unsimulated: str = 'refuse'):
                 if spec == DEFAULT_ENV else '')
         raise SystemExit(f'--env-module {spec}: {e}{hint}')
     cls = getattr(mod, attr or 'SC2Env')
-    if unsimulated == 'density-x4': return density_stand_in(cls, 4)
-    return zeros_where_not_simulated(cls) if unsimulated == 'zeros' else cls
+    if unsimulated == 'density-x4': return observations_through(cls, density_stand_in, 'density-x4')
+    return observations_through(cls, zeros_where_not_simulated, 'zeros') if unsimulated == 'zeros' else cls
 
 
 def install(spec: dict):
