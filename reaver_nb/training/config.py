@@ -22,7 +22,7 @@ from ..agents.actor_critic import A2C, PPO, AGENTS
 __all__ = ['MAX_FRAMES', 'MAX_SEED', 'CONFIG_DIR', 'DEFAULT_ENV', 'DEFAULT_AGENT', 'RUN_LIMITS', 'RUN_FLAGS', 'RAY_LIMITS',
            'RAY_FLAGS', 'RESTART_LIMITS', 'MAX_CONFIG_BYTES', 'FLAG_OF', 'RunSettings', 'RaySettings', 'config_files',
            'ConfigError', 'HeadRestart', 'check_bindings', 'read_config', 'read_config_file', 'parse_config',
-           'flag_bindings', 'bound_settings', 'operative_settings', 'shipped_defaults']
+           'flag_bindings', 'bound_settings', 'operative_settings', 'operative_configurables', 'shipped_defaults']
 
 # %% ../../nbs/09_config.ipynb #c006
 MAX_FRAMES = 10 ** 12        # more frames than any run needs; a larger number is a typo (and overflows int64 sums)
@@ -457,6 +457,11 @@ def operative_settings(names=(), sources: dict | None = None, bound: bool = True
             if (scope, arg) in mine: out.append((key, _plain(mine[scope, arg], key), sources.get(key, 'bound')))
             else: out.append((key, _default(shown[arg]), 'default'))
     return out
+
+# %% ../../nbs/09_config.ipynb #c008d3
+def operative_configurables() -> set[str]:
+    "The names of the configurables called since gin's config was last parsed or cleared (gin's operative config)."
+    return {c.name for _, sel in gin.config._OPERATIVE_CONFIG if (c := gin.config._REGISTRY.get(sel)) is not None}
 
 # %% ../../nbs/09_config.ipynb #c008g
 # the kinds of env id `reaver train --help` lists: (label of an env with its own config, label of the others, the

@@ -16,7 +16,8 @@ from .loop import checkpoint_payload, run_loop
 from .checkpoint import latest_checkpoint, load_checkpoint, load_checkpoint_part, read_checkpoint
 from .files import check_run_folder
 from .config import RunSettings, RaySettings, HeadRestart, DEFAULT_ENV
-from .config import config_files, parse_config, flag_bindings, operative_settings, bound_settings
+from .config import (config_files, parse_config, flag_bindings, operative_settings, bound_settings,
+                                       operative_configurables)
 from .rundir import (check_results_dir, check_run_dir, check_run_id, compilation_cache, on_device,
                                        open_run_dir, removed_on_failure)
 from .host import train_host
@@ -128,8 +129,7 @@ def _plan(info, cfg, hp, rs, ray, fused, total_updates, batch, sources, notes, r
     """A dry run's answer: the run's plan (`info` and its numbers, the path its envs take) with every setting of what it
     uses as `(name, value, source)` (`operative_settings`), the configurables bound but unused (`unused`: {name: number
     of bindings}, e.g. PPO's settings in an A2C run) and `notes` on settings that cannot apply."""
-    used = {gin.config._REGISTRY.get(sel).name for _, sel in gin.config._OPERATIVE_CONFIG
-            if gin.config._REGISTRY.get(sel) is not None}
+    used = operative_configurables()
     if not ray: used.discard('RaySettings')            # made for its checks; a local run does not use it
     used |= {'make_model', type(hp).__name__}
     unused = {name: len(b) for name, b in bound_settings().items() if name not in used}   # e.g. PPO's, in an A2C run
