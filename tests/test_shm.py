@@ -1,5 +1,5 @@
 "ShmVectorEnv: same trajectories as in-process, worker faults, clean exits, scripts / python -m."
-import os, random, signal, subprocess, sys, textwrap, threading, time, warnings
+import os, random, re, signal, subprocess, sys, textwrap, threading, time, warnings
 from functools import partial
 from pathlib import Path
 import numpy as np
@@ -152,14 +152,34 @@ class Raises(Env):
 def raise_from_env(): raise ValueError('the env broke on purpose')
 
 
-def test_env_exception_is_reported_with_its_traceback():
-    with ShmVectorEnv([partial(Raises, 3)] * 2, n_workers=2, max_restarts=0, name='Raises') as venv:
+def test_env_exception_stops_at_once_with_its_cause_and_traceback():
+    "An exception a restart cannot cure (not `Env.retryable`) is not retried, whatever max_restarts allows."
+    with ShmVectorEnv([partial(Raises, 3)] * 2, n_workers=2, max_restarts=10, name='Raises') as venv:
         venv.reset(seed=0)
         with pytest.raises(EnvWorkerError) as e:
             for _ in range(5): venv.step((np.ones(2, np.int32),))
+        assert venv.restarts == 0
     msg = str(e.value)
-    assert 'Raises' in msg and 'ValueError: the env broke on purpose' in msg and 'raise_from_env' in msg
-    assert 'max_restarts=0' in msg
+    assert re.fullmatch(r'Env worker [01] of Raises \(envs [01]\.\.[01]\) failed: raised ValueError: the env broke on '
+                        r'purpose', msg.splitlines()[0]), msg.splitlines()[0]
+    assert 'raise_from_env' in msg and msg.splitlines()[-1].startswith('Not restarted: a restart would fail the same way')
+
+
+class LosesConnection(Raises):
+    def step(self, a):
+        self.t += 1
+        if self.t >= self.after: raise ConnectionResetError('the game closed its socket')
+        return self.inner.step(a)
+
+
+def test_lost_connection_is_retried_and_its_cause_shown():
+    with ShmVectorEnv([partial(LosesConnection, 2)], n_workers=1, max_restarts=2, name='Flaky') as venv:
+        venv.reset(seed=0)
+        with pytest.warns(RuntimeWarning) as warned, pytest.raises(EnvWorkerError, match='max_restarts=2') as e:
+            for _ in range(10): venv.step((np.ones(1, np.int32),))
+    causes = [str(w.message).split(';')[0] for w in warned]
+    assert causes == ['Env worker 0 of Flaky (envs 0..0) failed: raised ConnectionResetError: the game closed its socket'] * 2
+    assert str(e.value).startswith(causes[0])
 
 
 class Segfaults(Corridor):

@@ -22,6 +22,10 @@ class Env:
         raise NotImplementedError
     def render(self): return None
     def close(self): pass
+    def retryable(self, error: BaseException) -> bool:
+        """Whether restarting this env could cure `error` it raised: a lost connection or a timeout, not a bug or a bad
+        setting. Vector envs restart a worker only for these (and for a worker process that died)."""
+        return isinstance(error, (ConnectionError, TimeoutError))
 
 # %% ../../nbs/01_envs.ipynb #c006
 class Corridor(Env):

@@ -98,9 +98,14 @@ SC2Settings = gin.external_configurable(SC2Options, 'SC2Settings', module='reave
 
 # %% ../../nbs/15_envs_sc2.ipynb #c008c
 def sc2_env_factory(map_name: str):
-    "A picklable zero-argument factory of one `SC2Env`, its options bound from gin now (workers see no gin)."
-    import_pysc2()  # fail here, in the learner, with a clear message when pysc2 is missing
-    return functools.partial(SC2Env, map_name, **asdict(SC2Settings()))
+    """A picklable zero-argument factory of one `SC2Env`, its options bound from gin now (workers see no gin). Fails
+    here, in the learner, in one line, when pysc2 is missing or when the game or the map is not installed."""
+    import_pysc2()
+    options = asdict(SC2Settings())
+    if not options['mock']:
+        from reaver_nb.sc2.launch import check_game
+        check_game(_pysc2_map(map_name))
+    return functools.partial(SC2Env, map_name, **options)
 
 # %% ../../nbs/15_envs_sc2.ipynb #c010
 def _layer_spaces(prefix, names, table, res):
@@ -147,12 +152,14 @@ def sc2_act_spec(o: SC2Options, map_name: str = 'sc2') -> Spec:
 # %% ../../nbs/15_envs_sc2.ipynb #c013
 def _decode(index: int, res: int) -> list: return [int(index) % res, int(index) // res]  # pysc2 points are [x, y]
 
+def _pysc2_map(env_id: str) -> str: return env_id[4:] if env_id.startswith('sc2:') else env_id
+
 class SC2Env(Env):
     "One StarCraft II game (a pysc2 `SC2Env`) behind the `Env` interface."
     def __init__(self, map_name: str = 'MoveToBeacon', make_game=None, **options):
         import_pysc2()
         from pysc2.lib import actions, features
-        self.map_name = map_name[4:] if map_name.startswith('sc2:') else map_name
+        self.map_name = _pysc2_map(map_name)
         self.options = o = SC2Options(**options)
         self.function_ids = function_ids(o.functions)
         self.obs_spec, self.act_spec = sc2_obs_spec(o, self.map_name), sc2_act_spec(o, self.map_name)
@@ -178,8 +185,12 @@ class SC2Env(Env):
             screen=self.options.screen_size, minimap=self.options.minimap_size))
 
     def _game_kwargs(self):
+        from pysc2.env import sc2_env
         o = self.options
-        kw = dict(map_name=self.map_name, agent_interface_format=self._interface(), step_mul=o.step_mul,
+        # one agent; the mini-games give it Terran units whatever it asks for, and Terran is what pysc2's examples
+        # and SC2-RL ask for on them
+        kw = dict(map_name=self.map_name, players=[sc2_env.Agent(sc2_env.Race.terran)],
+                  agent_interface_format=self._interface(), step_mul=o.step_mul,
                   visualize=o.visualize, save_replay_episodes=o.save_replay_episodes, replay_dir=o.replay_dir,
                   random_seed=self._seed)
         if o.game_steps_per_episode is not None: kw['game_steps_per_episode'] = o.game_steps_per_episode
@@ -192,8 +203,9 @@ class SC2Env(Env):
         if make is not None:
             self._game = make(**self._game_kwargs())
             return
-        from reaver_nb.sc2.launch import start_game
+        from reaver_nb.sc2.launch import start_game, check_game
         from pysc2.env import sc2_env
+        check_game(self.map_name)   # a missing game or map: one line that says how to install it, no launch
         self._game = start_game(lambda: sc2_env.SC2Env(**self._game_kwargs()))
 
     def _restart(self, err):
@@ -266,3 +278,8 @@ class SC2Env(Env):
         return getattr(self, '_last_observation', None)
 
     def close(self): self._close_game()
+
+    def retryable(self, error) -> bool:
+        "A lost or refused connection to the game (a fresh worker starts a fresh game); not a bad setting or a missing game."
+        from pysc2.lib import protocol, remote_controller
+        return isinstance(error, (ConnectionError, TimeoutError, protocol.ConnectionError, remote_controller.ConnectError))

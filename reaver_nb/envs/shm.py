@@ -11,9 +11,12 @@ Design (measured in bench/handshake.py and bench/vector_env.py):
 - Per step: the parent writes actions, sends one byte down each worker's command pipe, and polls the workers' done
   pipes. A worker that dies closes its pipe, so `poll` wakes at once: death is detected immediately, a hung worker
   after `step_timeout`. Blocking pipes burn no CPU while idle.
-- A failed worker is restarted (up to `max_restarts` over the env's lifetime, as mlagents-learn's
-  `--max-lifetime-restarts`); its envs' episodes end as truncated and are flagged `crashed`. Past the limit, an
-  `EnvWorkerError` names the env and carries the worker's traceback.
+- A worker whose process died, hung, or whose env raised an error a restart can cure (`Env.retryable`: a lost
+  connection) is restarted (up to `max_restarts` over the env's lifetime, as mlagents-learn's
+  `--max-lifetime-restarts`); its envs' episodes end as truncated and are flagged `crashed`. Past the limit, or at once
+  for any other exception (a bug, a bad setting, a missing game: a restart would fail the same way), an
+  `EnvWorkerError` names the env and the exception (`<Type>: <message>` on its first line) and carries the worker's
+  traceback.
 - A worker's faulthandler output (the Python traceback of a segfault or abort) goes down a third pipe, read when the
   worker dies: no file is ever created for it, so a killed worker or a killed parent leaves nothing in the temp folder.
 - Cleanup: `close()`, garbage collection and interpreter exit stop the workers and unlink the block; if the parent
@@ -70,6 +73,14 @@ def attach_shared_memory(name: str) -> shared_memory.SharedMemory:
     resource_tracker.register = lambda *a, **k: None
     try: return shared_memory.SharedMemory(name)
     finally: resource_tracker.register = register
+
+
+class _Failure(str):
+    "Why a worker failed (first line: the cause), and whether restarting it may help (`retry`)."
+    def __new__(cls, text: str, retry: bool = True):
+        self = str.__new__(cls, text)
+        self.retry = retry
+        return self
 
 
 class _Worker:
@@ -180,15 +191,16 @@ class ShmVectorEnv(VectorEnv):
         except BrokenPipeError: pass
         self._poll.register(done_r, select.POLLIN | select.POLLHUP | select.POLLERR)
 
-    def _read_error(self, fd) -> str:
-        head = os.read(fd, 4)
-        if len(head) < 4: return '(truncated error report)'
-        size, data = struct.unpack('>I', head)[0], b''
+    def _read_error(self, fd) -> _Failure:
+        "A worker's report of an exception (shm_worker.send_error): its cause and traceback, and whether to retry."
+        head = os.read(fd, 5)
+        if len(head) < 5: return _Failure('raised an exception (its report was cut short)')
+        size, data = struct.unpack('>I', head[1:])[0], b''
         while len(data) < size:
             chunk = os.read(fd, size - len(data))
             if not chunk: break
             data += chunk
-        return data.decode('utf-8', 'replace')
+        return _Failure(data.decode('utf-8', 'replace'), retry=head[:1] == b'r')
 
     def _death(self, w: _Worker) -> str:
         try: rc = w.proc.wait(timeout=5)
@@ -220,14 +232,14 @@ class ShmVectorEnv(VectorEnv):
         while pending:
             left = deadline - time.monotonic()
             if left <= 0:
-                for w in pending.values(): failed[w] = f'gave no answer within {timeout:g} s (hung?)'
+                for w in pending.values(): failed[w] = _Failure(f'gave no answer within {timeout:g} s (hung?)')
                 break
             for fd, ev in self._poll.poll(left * 1000):
                 w = pending.pop(fd, None)
                 if w is None: continue
                 b = os.read(fd, 1) if ev & select.POLLIN else b''
                 if b in (b'd', b'k'): continue
-                failed[w] = ('raised an exception:\n' + self._read_error(fd)) if b == b'e' else self._death(w)
+                failed[w] = self._read_error(fd) if b == b'e' else _Failure(self._death(w))
         return failed
 
     def _describe(self, w, why, what='failed'):
@@ -240,6 +252,10 @@ class ShmVectorEnv(VectorEnv):
             w, why = queue.pop(0)
             self._poll.unregister(w.done_r)
             self._res.stop_worker(w, graceful=False)
+            if not why.retry:   # a bug, a bad setting, a missing game: a restart would fail the same way
+                self.close()
+                raise EnvWorkerError(self._describe(w, why) + "\nNot restarted: a restart would fail the same way "
+                                     "(only a lost connection, a timeout or a dead worker process is retried).")
             self.restarts += 1
             if self.restarts > self.max_restarts:
                 self.close()

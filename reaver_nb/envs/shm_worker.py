@@ -6,17 +6,29 @@ settings (cloudpickled env factories, the shared-memory layout, its rows, three 
 
 Protocol, one byte each way per command, nothing pickled per step:
 parent -> worker  b's' step, b'r' reset, b'c' close;   worker -> parent  b'k' ready, b'd' done,
-b'e' + 4-byte big-endian length + UTF-8 traceback on an exception (then the worker exits).
+b'e' + b'r' or b'f' + 4-byte big-endian length + UTF-8 text on an exception (then the worker exits): the text's first
+line is `raised <Type>: <message>`, then the traceback; b'r' when the env says a restart could cure it
+(`Env.retryable`: a lost connection), b'f' when it could not (a bug, a missing game, a bad setting).
 EOF on the command pipe means the parent is gone: the worker exits. A third pipe carries faulthandler's output (the
 Python traceback of a segfault or abort) to the parent, which reads it when the worker dies; no file is written.
 """
 import faulthandler, os, signal, struct, sys, traceback
 
 
-def send_error(fd, text: str):
-    data = text.encode('utf-8', 'replace')[-60000:]
-    try: os.write(fd, b'e' + struct.pack('>I', len(data)) + data)
+def send_error(fd, text: str, retry: bool = False):
+    head, _, rest = text.partition('\n')
+    data = (head[:2000] + '\n' + rest[-58000:]).encode('utf-8', 'replace')   # the cause first, the traceback's end
+    try: os.write(fd, b'e' + (b'r' if retry else b'f') + struct.pack('>I', len(data)) + data)
     except OSError: pass
+
+
+def report(error: BaseException, env) -> tuple[str, bool]:
+    "What the parent is told of an exception an env raised: `raised <Type>: <message>` and the traceback; retryable?"
+    cause = ' '.join(traceback.format_exception_only(type(error), error)[-1].split()) or type(error).__name__
+    check = getattr(env, 'retryable', None)
+    try: retry = bool(check(error)) if check else isinstance(error, (ConnectionError, TimeoutError))
+    except Exception: retry = False
+    return f"raised {cause}\n{traceback.format_exc()}", retry
 
 
 def main():
@@ -33,7 +45,7 @@ def main():
     lo, hi = init['rows']
     obs, final, acts = v['obs'], v['final'], v['act']
     reward, terminated, truncated, seeds = v['reward'], v['terminated'], v['truncated'], v['seed']
-    envs = []
+    envs, env = [], None      # env: the one being stepped or reset (whose `retryable` judges its exception)
     try:
         envs = [fn() for fn in cloudpickle.loads(init['env_fns'])]
         os.write(done_fd, b'k')
@@ -56,8 +68,8 @@ def main():
                     for buf, x in zip(obs, env.reset(None if s < 0 else s)): buf[i] = x
             os.write(done_fd, b'd')
     except BrokenPipeError: pass
-    except BaseException:
-        send_error(done_fd, traceback.format_exc())
+    except BaseException as e:
+        send_error(done_fd, *report(e, env))
     finally:
         for env in envs:
             try: env.close()

@@ -6,7 +6,7 @@ before you train on it."""
 
 # %% ../../nbs/14_sc2_launch.ipynb #c002
 from __future__ import annotations
-import contextvars, fnmatch, os, platform, re, signal, sys, threading, warnings, weakref
+import contextvars, difflib, fnmatch, os, platform, re, signal, sys, threading, time, warnings, weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping, TypeVar
@@ -15,7 +15,7 @@ from .installer import MINI_GAMES, sc2_path
 # %% auto #0
 __all__ = ['JAX_NEEDS', 'preload_entries', 'is_tcmalloc', 'strip_tcmalloc', 'game_environment', 'TcmallocRemoved',
            'prepare_game_environment', 'explain_exit', 'GameCrashed', 'GameProcess', 'launch_checked', 'start_game',
-           'find_binaries', 'game_versions', 'doctor']
+           'find_binaries', 'game_versions', 'doctor', 'GameNotFound', 'check_game']
 
 # %% ../../nbs/14_sc2_launch.ipynb #c004
 _SEPARATORS = re.compile(r'[\s:]+')
@@ -297,6 +297,7 @@ def _check_binary(ctx):
     except Exception as e: version = f"version unknown: pysc2 not importable ({type(e).__name__})"
     if build < 55958:
         return False, f"{exe} (build {build}) is older than 3.16.1, which the API needs", f"{_INSTALL} (4.10)"
+    ctx['binary'] = exe
     return True, f"{exe} (build {build}, {version}){others}", None
 
 def _check_maps(ctx):
@@ -315,18 +316,35 @@ def _check_maps(ctx):
 def _check_ld_preload(ctx):
     value = os.environ.get('LD_PRELOAD')
     tcmalloc = [e for e in preload_entries(value) if is_tcmalloc(e)]
-    if tcmalloc and not _state['armed']:
-        return (False, f"LD_PRELOAD={value!r} preloads tcmalloc: StarCraft II will segfault (exit code -11)",
-                "`reaver train` and `reaver test` start the game without it; in your own code call "
-                "reaver_nb.sc2.prepare_game_environment() before creating a pysc2 env, or `unset LD_PRELOAD`")
-    if tcmalloc:
-        return True, (f"LD_PRELOAD={value!r} preloads tcmalloc in this process; the games run without it "
-                      "(prepare_game_environment() was called)"), None
+    if tcmalloc:   # what Colab does: reaver_nb's own launches remove it, so this is a note, not a failure
+        own = ("prepare_game_environment() was called, so pysc2 envs you build yourself do too" if _state['armed'] else
+               "in your own pysc2 code call reaver_nb.sc2.prepare_game_environment() first, or the game segfaults")
+        return True, (f"LD_PRELOAD={value!r} preloads tcmalloc (as Colab does): the games reaver_nb starts run "
+                      f"without it; {own}"), None
     return True, "not set" if value is None else f"{value!r}, no tcmalloc", None
+
+def _check_launch(ctx):
+    "Start the game once, as `reaver train` does (tcmalloc removed), and wait for its websocket and its version."
+    if 'binary' not in ctx or 'pysc2' not in ctx:
+        return False, "not tried: no game binary or no pysc2 (above)", None
+    from fastcore.xtras import modified_env
+    from pysc2 import run_configs
+    with modified_env(SC2PATH=str(ctx['sc2path'][0])): run_config = run_configs.get()   # it reads SC2PATH once, here
+    t0, proc = time.monotonic(), None
+    try:
+        proc = launch_checked(lambda: run_config.start(want_rgb=False, timeout_seconds=max(1, int(ctx['timeout']))))
+        version = proc.controller.ping().game_version
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ''
+        return (False, f"{ctx['binary']} did not answer on its websocket: {type(e).__name__}: {first}",
+                "reinstall the game if its files are damaged; on a slow or busy machine raise the doctor's timeout")
+    finally:
+        if proc is not None: proc.close()
+    return True, f"started, answered on its websocket in {time.monotonic() - t0:.1f} s, game {version}; shut down", None
 
 _CHECKS = (('python', _check_python), ('jax', _check_jax), ('pysc2', _check_pysc2), ('absl_flags', _check_absl_flags),
            ('sc2path', _check_sc2path), ('binary', _check_binary), ('maps', _check_maps),
-           ('ld_preload', _check_ld_preload))
+           ('ld_preload', _check_ld_preload), ('launch', _check_launch))
 
 def _emit(line: str, file) -> None:
     try: print(line, file=file)
@@ -336,15 +354,19 @@ def _emit(line: str, file) -> None:
 
 JAX_NEEDS = ('python', 'jax')   # what the JAX envs need of the checks; the rest is the game's
 
-def doctor(sc2path: str | os.PathLike | None = None, file=None) -> dict[str, tuple[bool, str]]:
+def doctor(sc2path: str | os.PathLike | None = None, file=None, launch: bool = True,
+           timeout: float = 60.) -> dict[str, tuple[bool, str]]:
     """Check that this machine can run StarCraft II through pysc2, printing a ✓/✗ checklist (with a fix under each ✗)
-    to `file` (default `sys.stdout`); returns `{check: (ok, detail)}`. Never raises for a broken machine."""
+    to `file` (default `sys.stdout`); returns `{check: (ok, detail)}`. With `launch`, a game that passes the other
+    checks is started once and must answer on its websocket within `timeout` seconds. Never raises for a broken
+    machine."""
     out = sys.stdout if file is None else file
-    results, ctx = {}, {}
+    results, ctx = {}, {'timeout': timeout}
     try: ctx['sc2path'] = _where(sc2path)
     except Exception as e: ctx['sc2path'] = (Path(str(sc2path)), f'unusable: {e}')
     _emit("StarCraft II doctor (reaver_nb)", out)
     for name, check in _CHECKS:
+        if name == 'launch' and not launch: continue
         try: ok, detail, fix = check(ctx)
         except Exception as e: ok, detail, fix = False, f"the check failed: {type(e).__name__}: {e}", "see the error"
         results[name] = (bool(ok), detail)
@@ -358,3 +380,34 @@ def doctor(sc2path: str | os.PathLike | None = None, file=None) -> dict[str, tup
           + ("python and jax are all they need, and both are ready." if jax_ok else
              "python and jax are all they need; fix those above."), out)
     return results
+
+# %% ../../nbs/14_sc2_launch.ipynb #c030b
+class GameNotFound(FileNotFoundError):
+    "StarCraft II, or a map it needs, is not where pysc2 looks; the message says what is missing and how to install it."
+
+def check_game(map_name: str | None = None, sc2path: str | os.PathLike | None = None) -> Path:
+    """Raise `GameNotFound` (one line: what is missing, where, and the command that installs it) unless the game — and
+    the map file of `map_name`, a pysc2 map name, when given — is where pysc2 will look; returns the game binary's path.
+    An unknown map name is a `ValueError` with close names. Starts nothing."""
+    ctx = {'sc2path': _where(sc2path)}
+    for check in (_check_sc2path, _check_binary):
+        ok, detail, fix = check(ctx)
+        if not ok: raise GameNotFound(f"StarCraft II is not installed where pysc2 looks: {detail}. Fix: {fix}. "
+                                      "(`reaver doctor` checks the whole machine.)")
+    if map_name is not None:
+        from reaver_nb.sc2.compat import import_pysc2
+        import_pysc2()
+        from pysc2 import maps
+        try: m = maps.get(map_name)
+        except maps.lib.NoMapError:
+            close = difflib.get_close_matches(map_name, list(maps.get_maps()), n=3)
+            raise ValueError(f"pysc2 knows no map named {map_name!r}" + (f"; did you mean {' or '.join(close)}?" if close
+                             else " (pysc2.maps lists the maps it knows)")) from None
+        path = ctx['sc2path'][0] / 'Maps' / m.path
+        if not path.is_file() or path.stat().st_size == 0:
+            fix = (f"{_INSTALL} with its mini-game maps" if m.directory == 'mini_games' else
+                   f"put {m.path} under {ctx['sc2path'][0] / 'Maps'} (Blizzard's map packs: `reaver sc2 install "
+                   "--accept-eula --ladder <pack>`)")
+            raise GameNotFound(f"The map {map_name} is not installed: {path} "
+                               f"{'is empty' if path.is_file() else 'does not exist'}. Fix: {fix}.")
+    return ctx['binary']
