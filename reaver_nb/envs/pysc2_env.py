@@ -521,6 +521,9 @@ def agent_main(argv=None):
     flags.DEFINE_bool('sim', True, "Play the JAX mini-games (reaver_nb's SC2Env); --nosim: the real game.")
     def main(args):
         if flags.FLAGS.sim: install()
+        else:   # the real game: started without Colab's tcmalloc, as every game reaver_nb starts
+            from reaver_nb.sc2.launch import prepare_game_environment
+            prepare_game_environment()
         runner.main(args)
     app.run(main, argv)
 
