@@ -14,68 +14,9 @@ PASSWORD = b'iagreetotheeula'
 HAS_UNZIP = sc2i.shutil.which('unzip') is not None
 EXTRACTORS = [pytest.param('unzip', marks=pytest.mark.skipif(not HAS_UNZIP, reason='no unzip program')), 'python']
 
-# %% a tiny ZipCrypto (traditional PKWARE) zip writer: Python's zipfile can only read encrypted zips
-def _crc_table():
-    table = []
-    for n in range(256):
-        c = n
-        for _ in range(8): c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-        table.append(c)
-    return table
-CRC_TABLE = _crc_table()
-
-class ZipCrypto:
-    "The traditional PKWARE stream cipher: three 32-bit keys updated with CRC-32 steps by every plaintext byte."
-    def __init__(self, password: bytes):
-        self.k = [0x12345678, 0x23456789, 0x34567890]
-        for b in password: self._update(b)
-    def _crc(self, crc, b): return (crc >> 8) ^ CRC_TABLE[(crc ^ b) & 0xFF]
-    def _update(self, b):
-        k0 = self._crc(self.k[0], b)
-        k1 = ((self.k[1] + (k0 & 0xFF)) * 134775813 + 1) & 0xFFFFFFFF
-        self.k = [k0, k1, self._crc(self.k[2], k1 >> 24)]
-    def encrypt(self, data: bytes) -> bytes:
-        out = bytearray()
-        for b in data:
-            t = (self.k[2] | 2) & 0xFFFF
-            out.append(b ^ (((t * (t ^ 1)) >> 8) & 0xFF))
-            self._update(b)
-        return bytes(out)
-
-def make_zip(entries, password: bytes | None = None) -> bytes:
-    """A zip of `entries`, stored (uncompressed) unless crafted otherwise: (name, data, mode) with mode a full st_mode
-    (S_IFREG/S_IFDIR/S_IFLNK; a symlink's data is its destination), made on Unix (create_system 3). With `password`:
-    ZipCrypto, flag bit 0, a 12-byte encryption header whose last byte is the declared CRC's high byte. A non-ASCII
-    name is stored as UTF-8 (flag bit 11). A fourth item, a dict, crafts the entry: `extra` (bytes, both headers),
-    `central_extra`, `local_extra`, `local_name` (bytes), `host` (create_system), `attr` (the whole external
-    attributes), `method` (8: the data is deflated; another number is only written in the headers), `size` and `crc`
-    (the uncompressed size and CRC-32 declared in both headers, instead of the data's)."""
-    out, central = io.BytesIO(), []
-    for name, data, mode, *more in entries:
-        o = more[0] if more else {}
-        crc, size, method = o.get('crc', zlib.crc32(data)), o.get('size', len(data)), o.get('method', 0)
-        body, flags = data, 0 if name.isascii() else 0x800
-        if method == 8:
-            squeeze = zlib.compressobj(9, zlib.DEFLATED, -15)
-            body = squeeze.compress(data) + squeeze.flush()
-        if password:
-            z = ZipCrypto(password)
-            body, flags = z.encrypt(os.urandom(11) + bytes([crc >> 24])) + z.encrypt(body), flags | 1
-        offset, raw = out.tell(), name.encode()
-        local_name = o.get('local_name', raw)
-        local_extra = o.get('local_extra', o.get('extra', b''))
-        central_extra = o.get('central_extra', o.get('extra', b''))
-        out.write(struct.pack('<IHHHHHIIIHH', 0x04034B50, 20, flags, method, 0, 0x21, crc, len(body), size,
-                              len(local_name), len(local_extra)))
-        out.write(local_name + local_extra + body)
-        attr = o.get('attr', (mode << 16) | (0x10 if stat.S_ISDIR(mode) else 0))
-        central.append(struct.pack('<IHHHHHHIIIHHHHHII', 0x02014B50, (o.get('host', 3) << 8) | 20, 20, flags,
-                                   method, 0, 0x21, crc, len(body), size, len(raw), len(central_extra), 0, 0, 0, attr,
-                                   offset) + raw + central_extra)
-    start = out.tell()
-    for c in central: out.write(c)
-    out.write(struct.pack('<IHHHHIIH', 0x06054B50, 0, 0, len(central), len(central), out.tell() - start, start, 0))
-    return out.getvalue()
+# the ZipCrypto zip writer (Python's zipfile can only read encrypted zips) is the stand-in install's
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tools'))
+from sc2_standin import ZipCrypto, make_zip
 
 FILE, EXE, DIR, LINK = stat.S_IFREG | 0o644, stat.S_IFREG | 0o755, stat.S_IFDIR | 0o755, stat.S_IFLNK | 0o777
 SC2_X64 = b'#!/bin/sh\necho "pretend StarCraft II"\n'

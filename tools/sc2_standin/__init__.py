@@ -10,11 +10,12 @@ benchmarks of the real-game path on machines without the game.
     root/Cache/jax/                     the stand-ins' shared JAX compilation cache
 
 `game_zip()` and `maps_zip()` are the same install as the archives Blizzard and DeepMind publish (a ZipCrypto zip with
-the EULA password holding `StarCraftII/...`; an unencrypted `mini_games/` zip), for the installer's downloads from a
-local server. Nothing here is part of the package a user installs.
+the EULA password holding `StarCraftII/...`; an unencrypted `mini_games/` zip), and `Mirror` serves them over HTTPS on
+127.0.0.1 where the installer looks for them (`/Linux/SC2.4.10.zip`, `/mini_games.zip`). Nothing here is part of the
+package a user installs.
 """
 from __future__ import annotations
-import io, os, stat, struct, sys, zlib
+import hashlib, http.server, io, os, ssl, stat, struct, subprocess, sys, threading, zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -84,6 +85,38 @@ def game_zip(python=sys.executable) -> bytes:
 def maps_zip() -> bytes:
     "The mini-games as DeepMind publishes them: `mini_games/<Map>.SC2Map` in a plain zip."
     return make_zip([('mini_games/', b'', DIR)] + [(f'mini_games/{m}.SC2Map', map_file(m), FILE) for m in MINI_GAMES])
+
+
+class Mirror:
+    """Blizzard's CDN and DeepMind's maps release for the installer, on 127.0.0.1 over HTTPS: `files` (path -> bytes),
+    by default the stand-in's game zip at `/Linux/SC2.4.10.zip` and its maps at `/mini_games.zip`, with a throwaway
+    self-signed certificate made by `openssl` in `folder`: point `SSL_CERT_FILE` at `cafile` to trust it."""
+    def __init__(self, folder, files=None, python=sys.executable):
+        self.files = files or {'/Linux/SC2.4.10.zip': game_zip(python), '/mini_games.zip': maps_zip()}
+        folder = Path(folder); folder.mkdir(parents=True, exist_ok=True)
+        self.cafile, key = folder / 'mirror.pem', folder / 'mirror.key'
+        subprocess.run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', str(key), '-out',
+                        str(self.cafile), '-days', '2', '-subj', '/CN=127.0.0.1', '-addext',
+                        'subjectAltName=IP:127.0.0.1'], check=True, capture_output=True)
+        files, self.requests = self.files, []
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def do_GET(self):
+                mirror.requests.append(self.path)
+                data = files.get(self.path)
+                if data is None: self.send_error(404); return
+                self.send_response(200); self.send_header('Content-Length', str(len(data))); self.end_headers()
+                self.wfile.write(data)
+        mirror = self
+        self.httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(self.cafile), str(key))
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.url = f'https://127.0.0.1:{self.httpd.server_address[1]}'
+        threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True).start()
+
+    def sha256(self, path: str) -> str: return hashlib.sha256(self.files[path]).hexdigest()
+    def close(self): self.httpd.shutdown(); self.httpd.server_close()
 
 
 # %% a tiny ZipCrypto (traditional PKWARE) zip writer: Python's zipfile can only read encrypted zips
