@@ -328,12 +328,13 @@ def serve(flags):
 
     def handler(connection):
         try:
+            quitting = False
             while True:   # pysc2 (websocket-client) sends its binary protobufs in text frames: take them undecoded
-                try: message = connection.recv(decode=False)
-                except ConnectionClosed: break
+                try: message = connection.recv(timeout=5 if quitting else None, decode=False)
+                except (ConnectionClosed, TimeoutError): break   # after a quit, pysc2 closes the connection itself
                 reply, quit_ = game.handle(message)
                 connection.send(reply)
-                if quit_: break
+                quitting = quitting or quit_
         finally:
             done.append(True)
             server.shutdown()
