@@ -6,7 +6,7 @@ before you train on it."""
 
 # %% ../../nbs/14_sc2_launch.ipynb #c002
 from __future__ import annotations
-import contextvars, difflib, fnmatch, os, platform, re, signal, sys, threading, time, warnings, weakref
+import contextvars, difflib, fnmatch, os, platform, re, signal, subprocess, sys, threading, time, warnings, weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping, TypeVar
@@ -128,6 +128,8 @@ class GameProcess:
     env: dict                      # the environment the game was started with
     exit_code: int | None = None   # its return code when pysc2 came to shut it down (None: it was still running)
     shut_down: bool = False
+    log: str | None = None         # where its output goes (a file in the game's temporary folder)
+    output: str = ''               # the end of that output, read when pysc2 shuts the game down
 
     @property
     def crash_code(self) -> int | None:
@@ -171,21 +173,38 @@ def _install_hooks() -> None:
                 if removed:
                     run_config = _WithEnv(run_config, env)
                     _announce(removed, where='the environment pysc2 built for the game')
-            popen = launch(self, run_config, args, **kwargs)
-            if watch is not None:
-                rec = GameProcess(popen, list(args), env)
-                watch.processes.append(rec)
-                _records[popen] = rec
+            if watch is None: return launch(self, run_config, args, **kwargs)
+            # the game's own start-up lines (nine per game, and again at every restart) go to a file in its temporary
+            # folder instead of the user's log; a crash report quotes their end
+            log = os.path.join(self._tmp_dir, 'game.log')
+            try:
+                with open(log, 'wb') as out:
+                    popen = subprocess.Popen(args, cwd=run_config.cwd, env=run_config.env, stdout=out,
+                                             stderr=subprocess.STDOUT)
+            except OSError as e: raise sc_process.SC2LaunchError(f"Failed to launch: {args}") from e
+            rec = GameProcess(popen, list(args), env, log=log)
+            watch.processes.append(rec)
+            _records[popen] = rec
             return popen
 
         def _shutdown_proc(p, timeout):
             rec = _records.get(p)
-            if rec is not None and not rec.shut_down: rec.exit_code, rec.shut_down = p.poll(), True
+            if rec is not None and not rec.shut_down:
+                rec.exit_code, rec.shut_down = p.poll(), True
+                rec.output = _tail(rec.log)   # before pysc2 removes the temporary folder
             return shutdown(p, timeout)
 
         _launch._reaver_original, _shutdown_proc._reaver_original = launch, shutdown
         cls._launch, sc_process._shutdown_proc = _launch, _shutdown_proc
         _hooked.append(True)
+
+def _tail(path, lines: int = 8, limit: int = 4096) -> str:
+    "The last `lines` lines of a file (at most `limit` bytes of it), '' when there is none."
+    try:
+        with open(path, 'rb') as f:
+            f.seek(max(0, os.path.getsize(path) - limit))
+            return '\n'.join(f.read().decode('utf-8', 'replace').splitlines()[-lines:])
+    except (OSError, TypeError): return ''
 
 _T = TypeVar('_T')
 
@@ -204,8 +223,10 @@ def launch_checked(fn: Callable[[], _T], *, prepare: bool = True) -> _T:
         dead = next((p for p in watch.processes if p.crash_code), None)
         if dead is None: raise
         code, preload = dead.crash_code, dead.env.get('LD_PRELOAD')
+        output = dead.output or _tail(dead.log)
         raise GameCrashed(f"{explain_exit(code, dead.env)}\n(binary: {dead.args[0] if dead.args else '?'}; pysc2 "
-                          f"reported: {type(e).__name__}: {e})", returncode=code,
+                          f"reported: {type(e).__name__}: {e})" + (f"\nThe game's last output:\n{output}" if output else ''),
+                          returncode=code,
                           binary=dead.args[0] if dead.args else None, preload=preload) from e
     finally: _WATCH.reset(token)
 
