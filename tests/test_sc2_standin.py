@@ -175,14 +175,32 @@ def test_missing_map_is_one_line(install, tmp_path, monkeypatch):
     assert r.returncode == 2 and len(err) == 1 and 'The map DefeatRoaches is not installed' in err[0], r.stderr
 
 
-def test_an_argument_pysc2_refuses_stops_at_once_in_one_line(game, tmp_path):
-    "pysc2 refuses replays without a folder, in the env worker: not retried, one line with pysc2's own reason."
-    r = reaver('train', '--env', 'MoveToBeacon', '--n-envs', 2, '--steps', 1024, '--results-dir', tmp_path,
-               '--gin-param', 'SC2Settings.save_replay_episodes = 1', timeout=300)
+def test_a_map_the_game_refuses_stops_at_once_in_one_line(install, tmp_path, monkeypatch):
+    """A damaged map file (here: not an SC2Map at all) is refused by the game in the env worker: pysc2's RequestError
+    with the game's reason, not retried, one line."""
+    game = sc2_standin.lay_out(tmp_path / 'StarCraftII')
+    (game / 'Maps' / 'mini_games' / 'MoveToBeacon.SC2Map').write_bytes(b'<html>a download that went wrong</html>')
+    monkeypatch.setenv('SC2PATH', str(game))
+    r = reaver('train', '--env', 'MoveToBeacon', '--n-envs', 2, '--steps', 1024, '--results-dir', tmp_path, timeout=300)
     err = [l for l in r.stderr.splitlines() if l.strip()]
     assert r.returncode == 2 and len(err) == 1, r.stderr
-    assert 'failed: raised ValueError: Missing replay_dir' in err[0] and 'Not restarted' in err[0], err[0]
-    assert 'restarting it' not in r.stderr
+    assert ('RequestError: SC2APIProtocol.ResponseCreateGame.Error.InvalidMapData: '
+            "'mini_games/MoveToBeacon.SC2Map is not a map: the file is damaged'") in err[0], err[0]
+    assert 'Not restarted' in err[0] and 'restarting it' not in r.stderr
+
+
+def test_a_multiplayer_map_is_one_line_in_the_learner(game, tmp_path):
+    "pysc2 refuses one agent on a two-player map (its constructor, in a worker); the learner says so first."
+    r = reaver('train', '--env', 'sc2:Simple64', '--results-dir', tmp_path, timeout=300)
+    err = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode == 2 and len(err) == 1 and 'sc2:Simple64 is a map for 2 players' in err[0], r.stderr
+
+
+def test_a_setting_pysc2_would_refuse_is_one_line_in_the_learner(tmp_path):
+    r = reaver('train', '--env', 'MoveToBeacon', '--results-dir', tmp_path, '--gin-param',
+               'SC2Settings.save_replay_episodes = 1', timeout=300)
+    err = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode == 2 and len(err) == 1 and 'bind SC2Settings.replay_dir too' in err[0], r.stderr
 
 
 def test_pysc2_agents_play_the_real_path(game):

@@ -82,6 +82,9 @@ class SC2Options:
         check_ranges(self, dict(screen_size=(1, 1024), minimap_size=(1, 1024), step_mul=(1, 1 << 16),
                                 save_replay_episodes=(0, None), max_restarts=(0, None)), name='SC2Settings')
         if self.game_steps_per_episode is not None: check_ranges(self, dict(game_steps_per_episode=(0, None)), name='SC2Settings')
+        if self.save_replay_episodes and not self.replay_dir:   # pysc2 refuses it too, as "Missing replay_dir"
+            raise ValueError(f"SC2Settings.save_replay_episodes = {self.save_replay_episodes} needs a folder for the "
+                             "replays: bind SC2Settings.replay_dir too, e.g. 'replays'.")
         for f in ('screen_features', 'minimap_features', 'non_spatial_features'):
             v = getattr(self, f)
             if not isinstance(v, (tuple, list)) or not all(isinstance(x, str) for x in v):
@@ -103,7 +106,13 @@ def sc2_env_factory(map_name: str):
     import_pysc2()
     options = asdict(SC2Settings())
     if not options['mock']:
+        from pysc2 import maps
         from reaver_nb.sc2.launch import check_game
+        try: players = maps.get(_pysc2_map(map_name)).players
+        except maps.lib.NoMapError: players = 1   # check_game names it, with close names
+        if players > 1:
+            raise ValueError(f"{map_name} is a map for {players} players: this env plays one agent and no bot, which pysc2 "
+                             "allows on single-player maps only (the seven mini-games, or one you register with pysc2).")
         check_game(_pysc2_map(map_name))
     return functools.partial(SC2Env, map_name, **options)
 

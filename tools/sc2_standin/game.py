@@ -47,6 +47,7 @@ SERVED = ('ping', 'available_maps', 'create_game', 'join_game', 'game_info', 'da
 BUILD, GAME_VERSION = 75689, '4.10.0'             # Versions/Base75689: the last Linux build, as pysc2 4.0.0 knows it
 DATA_VERSION = 'B89B5D6FA7CBF6452E721311BFBC6CB2'  # pysc2's run_configs/lib.py, version 4.10.0
 PLAYER_ID = 1
+MAP_MARK = b'reaver_nb StarCraft II stand-in map'   # how the stand-in's map files begin (__init__.map_file)
 
 
 def parse_flags(argv):
@@ -129,10 +130,13 @@ class Game:
         self._need(self.sc.launched, self.sc.ended, self.sc.in_game)
         if req.HasField('battlenet_map_name'): raise Refused('Battle.net maps are not served by the stand-in', E.InvalidMapName)
         if not req.HasField('local_map'): raise Refused('No map given', E.MissingMap)
-        path = req.local_map.map_path
-        if not req.local_map.map_data:
+        path, data = req.local_map.map_path, req.local_map.map_data
+        if not data:
             full = Path(path) if os.path.isabs(path) else Path(self.flags.dataDir) / 'Maps' / path
             if not full.is_file(): raise Refused(f'Map file not found: {path}', E.InvalidMapPath)
+            data = full.read_bytes()
+        if not (data.startswith(MAP_MARK) or data[:3] == b'MPQ'):   # the stand-in's maps, or real ones (MPQ archives)
+            raise Refused(f'{path} is not a map: the file is damaged', E.InvalidMapData)
         name = Path(path).stem
         if name not in MINIGAMES:
             raise Refused(f"{path}: the stand-in plays the seven mini-games ({', '.join(MINIGAMES)})", E.InvalidMapData)
