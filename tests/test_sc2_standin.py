@@ -223,6 +223,12 @@ def test_a_jax_run_plays_the_real_path(game, tmp_path):
                timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert 'MoveToBeacon' in r.stdout
+    # the same run as a pysc2 agent, through pysc2's own runner on the game
+    r = subprocess.run([sys.executable, '-m', 'reaver_nb.envs.pysc2_env', '--nosim', '--map', 'MoveToBeacon',
+                        '--agent', 'reaver_nb.pysc2_agent.Pysc2Agent', '--max_episodes', '1', '--feature_screen_size',
+                        '16', '--feature_minimap_size', '16', '--norender', '--parallel', '1'],
+                       capture_output=True, text=True, timeout=600, env={**os.environ, 'REAVER_RUN': str(tmp_path / 'jx')})
+    assert r.returncode == 0, r.stderr[-3000:]
 
 
 def test_ray_actors_play_the_real_path(game, tmp_path):
