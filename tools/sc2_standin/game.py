@@ -179,8 +179,13 @@ class Game:
         self.race = req.race or self.common.Random
         self.env = pysc2_env.SC2Env(map_name=self.map_name, players=[pysc2_env.Agent(race)],
                                     agent_interface_format=aif, random_seed=self.seed, ensure_available_actions=False)
-        with _compile_lock(self.flags.dataDir):
+        with _compile_lock(self.flags.dataDir):   # both programs, so that a fleet of stand-ins compiles each once
             self.timestep = self.env.reset()[0]
+            import jax, numpy as np
+            p = self.env._program
+            _, step = p.compiled()
+            jax.block_until_ready(step(self.env._key, self.env._game_state, np.zeros(len(p.game.act_spec), np.int32),
+                                       np.zeros(3, np.int32)))   # a pure function: the game's state is not changed
         self.pending, self.executed = [], []
 
     def game_info(self, req, out):
