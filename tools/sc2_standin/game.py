@@ -23,7 +23,7 @@ Behaviour switches, from the environment (pysc2 passes its environment to the ga
 The launcher script (not this module) dies with signal 11 when a tcmalloc is in `LD_PRELOAD`, as the game does on Colab.
 """
 from __future__ import annotations
-import argparse, os, signal, sys, time
+import argparse, os, signal, sys, time, traceback
 from pathlib import Path
 
 UNKNOWN = {   # what the real game sends that the stand-in cannot know, and what pysc2 receives instead
@@ -105,6 +105,9 @@ class Game:
                 else:
                     out.error = e.field
                     if hasattr(out, 'error_details'): out.error_details = str(e)
+            except Exception as e:   # the stand-in's own failure: pysc2 raises it as a ProtocolError, the game's log has it
+                traceback.print_exc()
+                res.error.append(f"StarCraft II stand-in error in {kind}: {type(e).__name__}: {e}")
         res.status = self.status
         if self.flags.verbose:
             print(f"stand-in: {kind} -> {self.sc.Status.Name(self.status)}", file=sys.stderr, flush=True)
