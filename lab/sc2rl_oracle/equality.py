@@ -159,6 +159,8 @@ def network_check(res=16, T=60, B=16, seed=0, lr=3e-4, H=1e-2):
     key = jax.random.PRNGKey(seed)
     keys, states, view = judge.env.reset(jax.random.split(key, B))
     obs = judge.env.process(view)
+    for _ in range(200):   # into the episode, so that the trajectory holds the episode ends at step 240
+        key, keys, states, obs, _ = judge.act_step(p, key, keys, states, obs)
     recs = []
     for _ in range(T):
         key, keys, states, obs, rec = judge.act_step(p, key, keys, states, obs)

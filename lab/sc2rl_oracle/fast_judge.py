@@ -272,7 +272,8 @@ class BatchedGame:
     """n copies of the pysc2 drop-in's game of a map (its `Program`: the same game object, reset/step, rendered
     layers and action encoding), stepped together; every reset followed by one no_op step (train_v3.py:30-34)."""
 
-    def __init__(self, map_name: str, res: int, table: Table, sim=None, game_cls=None, step_mul: int = 8):
+    def __init__(self, map_name: str, res: int, table: Table, sim=None, game_cls=None, step_mul: int = 8,
+                 screen_fix=None):
         from reaver_nb.envs.pysc2_env import Program
         from reaver_nb.envs.sim import MiniGameOptions
         from reaver_nb.envs import sim as S
@@ -283,6 +284,8 @@ class BatchedGame:
             self.program.game = game_cls(g0.options, g0.sim_options)
         g, p = self.program.game, self.program
         self.game, self.res, self.table = g, res, table
+        # a probe of the observation (never a default): {screen layer name: fn(layer getter) -> [B, R, R] int32}
+        self.screen_fix = screen_fix or {}
         self.screen_rows = {n: i for i, n in enumerate(p.screen_names)}
         self.minimap_rows = {n: i for i, n in enumerate(p.minimap_names)}
         # which slot of the game's action tuple each table entry's arguments go to
@@ -347,10 +350,10 @@ class BatchedGame:
         zero = jnp.zeros((B,) + scr.shape[2:], jnp.int32)
         layer = lambda rows, x, n: x[:, rows[n]] if n in rows else zero
 
-        def enc(rows, x, proc):
+        def enc(rows, x, proc, fix={}):
             out = []
             for n, kind, vals in proc:
-                l = layer(rows, x, n)
+                l = fix[n](lambda m: layer(rows, x, m)) if n in fix else layer(rows, x, n)
                 if kind == 'ohe':
                     out.append((l[:, None] == jnp.asarray(vals, jnp.int32)[None, :, None, None]).astype(jnp.float32))
                 elif kind == 'log':   # log2 written back into the int32 layer: floor(log2(x)) for x >= 1
@@ -358,7 +361,7 @@ class BatchedGame:
                 else:
                     out.append(l.astype(jnp.float32)[:, None])
             return jnp.concatenate(out, axis=1)
-        spatial = jnp.concatenate([enc(self.screen_rows, scr, SCREEN_PROC), enc(self.minimap_rows, mm, MINIMAP_PROC)], 1)
+        spatial = jnp.concatenate([enc(self.screen_rows, scr, SCREEN_PROC, self.screen_fix), enc(self.minimap_rows, mm, MINIMAP_PROC)], 1)
         pl = jnp.round(view['player'].astype(jnp.float32)).astype(jnp.int32)[:, list(PLAYER_INDEXES)].astype(jnp.float32)
         lg = lambda x: jnp.where(x != 0, jnp.log2(jnp.where(x != 0, x, 1.)), x)
         pl = pl.at[:, 0].set(lg(pl[:, 0])).at[:, 1].set(lg(pl[:, 1]))
