@@ -494,7 +494,7 @@ def run(a):
                 started=time.strftime('%Y-%m-%d %H:%M:%S'), status='running', argv=sys.argv[1:])
     (out / 'run_info.json').write_text(json.dumps(info, indent=1))
     losses = dict(critic_losses=[], actor_losses=[], entropies=[])
-    t0, step, scores = time.time(), 0, []
+    t0, c0, step, scores = time.time(), time.process_time(), 0, []
     while step < a.steps:
         p, opt_state, key, keys, states, obs, parts = judge.update(p, opt_state, key, keys, states, obs)
         step += 60
@@ -508,12 +508,13 @@ def run(a):
             scores.append(float(sc.mean()))
             with open(log, 'a') as f: print(f'{step},{sc.mean():.1f}', file=f)
             print(f'{a.map} s{a.seed} step {step}: test {sc.mean():.1f} ({", ".join(f"{x:g}" for x in sc)}) '
-                  f'entropy {-parts["entropy"]:.3f}  {time.time() - t0:.0f} s', flush=True)
+                  f'entropy {-parts["entropy"]:.3f}  {time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s cpu', flush=True)
     wall = time.time() - t0
     np.save(out / a.map / f'S_fast_{a.map}_{res}-res_{a.steps}-env-steps_{run_id}.npy',
             dict(score=scores, losses=losses, keywords=[a.map, run_id], HPs=dict(lr=lr, H=H, res=res)),
             allow_pickle=True)
-    info.update(status='ok', wall_s=round(wall, 1), scores=scores)
+    info.update(status='ok', wall_s=round(wall, 1), cpu_s=round(time.process_time() - c0, 1), scores=scores,
+                load_avg=os.getloadavg())
     (out / 'run_info.json').write_text(json.dumps(info, indent=1))
     print(f'fast judge: {a.map} seed {a.seed}: {a.steps} logged steps ({a.steps * n_envs} frames) in {wall:.0f} s; '
           f'log {log}', flush=True)

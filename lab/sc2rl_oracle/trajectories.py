@@ -39,13 +39,19 @@ def _png(o):
     return np.asarray(Image.open(io.BytesIO(base64.b64decode(o['data']['image/png']))).convert('RGB')).astype(int)
 
 
-def screen_cells(im, res=RES):
+# the older plot of Part8 and Part10 (`Utils/inspection_plots.py:plot_state`): marine red, its last position dark
+# red, beacon blue, the click yellow, the last click orange; painted last position, beacon, marine, click
+OLD_COLORS = dict(marine=(200, 10, 10), last=(100, 10, 10), beacon=(10, 10, 100), click=(255, 255, 0),
+                  last_click=(255, 165, 0), visible=(10, 100, 10), dark=(0, 0, 0))
+
+
+def screen_cells(im, res=RES, colors=COLORS):
     "The left axes' res x res grid of the figure `im`, each cell the name of its nearest palette colour."
     H, W, _ = im.shape
     nonwhite = im.sum(-1) < 750
     ys, xs = np.nonzero(nonwhite[:, :W // 2])
     y0, y1, x0, x1 = ys.min(), ys.max(), xs.min(), xs.max()
-    names, pal = list(COLORS), np.array(list(COLORS.values()))
+    names, pal = list(colors), np.array(list(colors.values()))
     out = np.empty((res, res), object)
     for r in range(res):
         for c in range(res):
@@ -55,10 +61,20 @@ def screen_cells(im, res=RES):
     return out
 
 
-def decode(checkout: Path, nb='Part19_Final_Inspection.ipynb', cell=35):
+OLD_FUNCTIONS = {0: 'no_op', 1: 'select_army', 2: 'Move_screen'}   # Part8/Part10's action space (text: "Action selected: [k]")
+SEQUENCES = {   # name: (notebook, cell, screen resolution, palette)
+    'part19': ('Part19_Final_Inspection.ipynb', 35, 32, COLORS),
+    'part8': ('Part8_inspecting_episodes.ipynb', 15, 64, OLD_COLORS),
+    'part10': ('Part10_REINFORCE_inspection.ipynb', 4, 16, OLD_COLORS),
+}
+
+
+def decode(checkout: Path, name='part19'):
+    nb, cell, res, colors = SEQUENCES[name]
     d = json.load(open(checkout / 'Notebooks' / nb))
     outs = d['cells'][cell]['outputs']
-    rows, step, func, fig_seen = [], None, None, False
+    RES = res
+    rows, step, func, fig_seen, point = [], None, None, False, None
     for o in outs:
         if o['output_type'] == 'stream':
             txt = ''.join(o['text'])
@@ -66,12 +82,17 @@ def decode(checkout: Path, nb='Part19_Final_Inspection.ipynb', cell=35):
             if m: step, fig_seen = int(m.group(1)), False
             m = re.search(r'Action chosen:?\s+(\S+)', txt)
             func = m.group(1) if m else None
+            m = re.search(r'Action selected:\s+\[(\d+)\]', txt)
+            if m: func = OLD_FUNCTIONS[int(m.group(1))]
+            m = re.search(r'POINT: \(x,y\)=\((\d+),\s*(\d+)\)', txt)
+            point = (int(m.group(1)), int(m.group(2))) if m else None
         elif o['output_type'] == 'display_data' and 'image/png' in o.get('data', {}) and not fig_seen:
             fig_seen = True          # the first figure of a step is the screen (+ minimap); the second the policy maps
-            cells = screen_cells(_png(o))
+            cells = screen_cells(_png(o), res, colors)
             pick = lambda k: [(c, r) for r in range(RES) for c in range(RES) if cells[r, c] == k]
             mar, bea, clk = pick('marine'), pick('beacon'), pick('click')
             vis = int(sum(cells[r, c] != 'dark' for r in range(RES) for c in range(RES)))
+            if not clk and func == 'Move_screen' and point is not None: clk = [point]   # Part8/10: the printed point
             row = dict(step=step, function=func, click_x=clk[0][0] if clk else -1, click_y=clk[0][1] if clk else -1,
                        marine=';'.join(f'{x}:{y}' for x, y in mar), beacon=';'.join(f'{x}:{y}' for x, y in bea),
                        visible=vis, n_marine=len(mar), n_beacon=len(bea))
@@ -81,15 +102,19 @@ def decode(checkout: Path, nb='Part19_Final_Inspection.ipynb', cell=35):
                     min(y for _, y in bea) <= clk[0][1] <= max(y for _, y in bea):
                 bb.append(clk[0])
             row['beacon_x'], row['beacon_y'] = (np.mean([p[0] for p in bb]), np.mean([p[1] for p in bb])) if bb else ('', '')
+            row['res'] = res
             rows.append(row)
     return rows
 
 
-def write(rows, out: Path):
+def write(rows, out: Path, name='part19'):
     out.parent.mkdir(parents=True, exist_ok=True)
     cols = list(rows[0])
+    nb, cell, res, _ = SEQUENCES[name]
+    src = SOURCE if name == 'part19' else (f'nicoladainese96/SC2-RL@20eaff007473c74c284263735c2fa96491b642bd '
+                                           f'Notebooks/{nb} cell {cell} (MoveToBeacon, {res}x{res})')
     with open(out, 'w', newline='') as f:
-        f.write(f'# source: {SOURCE}; decoded by lab/sc2rl_oracle/trajectories.py (cell centres of the screen imshow)\n')
+        f.write(f'# source: {src}; decoded by lab/sc2rl_oracle/trajectories.py (cell centres of the screen imshow)\n')
         w = csv.DictWriter(f, fieldnames=cols); w.writeheader()
         for r in rows: w.writerow({k: (f'{v:.2f}' if isinstance(v, float) else v) for k, v in r.items()})
 
@@ -117,8 +142,9 @@ def replay(rows, sim=None, queued=0):
     from reaver_nb.envs.sim.game import SC2Options, function_call
     from reaver_nb.envs.sim.maps import MoveToBeacon
     from reaver_nb.envs.sim.engine import SCREEN_UNITS
+    RES = int(rows[0].get('res') or 32)
     g = MoveToBeacon(SC2Options(screen_size=RES, minimap_size=RES, functions='all',
-                                screen_features=('player_relative', 'visibility_map', 'selected'),
+                                screen_features=('player_relative', 'visibility_map', 'selected', 'unit_density'),
                                 minimap_features=('player_relative',)), sim or MiniGameOptions())
     px = SCREEN_UNITS / RES
     step = jax.jit(g.step)
@@ -129,7 +155,10 @@ def replay(rows, sim=None, queued=0):
     pos = u.pos.at[0].set(cell(r0['marine_x'], r0['marine_y'])).at[1].set(cell(r0['beacon_x'], r0['beacon_y']))
     s = s.replace(units=u.replace(pos=pos))
     names = list(g.obs_spec.names) if hasattr(g.obs_spec, 'names') else [sp.name for sp in g.obs_spec]
-    i_pr = names.index('screen/player_relative')
+    i_pr, i_d = names.index('screen/player_relative'), names.index('screen/unit_density')
+    # Part8/Part10's plots draw as the marine the state channel unit_density - (player_relative == 3)
+    # (SC2-RL Utils/train_batched_A2C.py:99-114), Part19's player_relative == 1
+    old_style = RES != 32
     out, key = [], jax.random.PRNGKey(1)
     # the real beacons in order (a new one where the centre moves by more than 2 cells)
     seq = []
@@ -154,7 +183,8 @@ def replay(rows, sim=None, queued=0):
                 s2 = s2.replace(units=u.replace(pos=u.pos.at[1].set(cell(*seq[taken_n]))))
                 obs = g.observe(s2)
         pr = np.asarray(obs[i_pr])
-        mar = np.argwhere(pr == 1); bea = np.argwhere(pr == 3)
+        own = (np.asarray(obs[i_d]) - (pr == 3)) != 0 if old_style else pr == 1
+        mar = np.argwhere(own); bea = np.argwhere(pr == 3)
         nxt = rows[t + 1]
         sim_m = (mar[:, 1].mean(), mar[:, 0].mean()) if len(mar) else None
         real_m = (float(nxt['marine_x']), float(nxt['marine_y'])) if nxt['marine_x'] != '' else None
@@ -176,12 +206,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest='cmd', required=True)
     d = sub.add_parser('decode'); d.add_argument('--checkout', type=Path, required=True); d.add_argument('--out', type=Path, required=True)
+    d.add_argument('--sequence', default='part19', choices=list(SEQUENCES))
     r = sub.add_parser('replay'); r.add_argument('--data', type=Path, required=True)
     r.add_argument('--sim', nargs='*', default=[]); r.add_argument('--queued', type=int, default=0)
     a = ap.parse_args(argv)
     if a.cmd == 'decode':
-        rows = decode(a.checkout)
-        write(rows, a.out)
+        rows = decode(a.checkout, a.sequence)
+        write(rows, a.out, a.sequence)
         for x in rows: print(x['step'], x['function'], (x['click_x'], x['click_y']), 'marine', x['n_marine'], x['marine'],
                              'beacon', x['n_beacon'], x['beacon_x'], x['beacon_y'], 'visible', x['visible'])
     else:
