@@ -542,17 +542,79 @@ def _wide_reach():
     return MoveToBeaconWideReach
 
 
+def _empty_deselects(which: str):
+    """MoveToBeacon where a `select_point` (act 0: select) or a `select_rect` (without add) that finds none of the
+    player's units empties the selection, instead of keeping it as the simulation does (candidate (e) of issue 58;
+    the game's rule is not measured)."""
+    import jax.numpy as jnp
+    from reaver_nb.envs.sim.maps import MoveToBeacon
+    from reaver_nb.envs.sim.engine import SELF, stat, screen_point, unit_under, radii
+    fid = {'point': 2, 'rect': 3}[which]
+
+    class MoveToBeaconEmptyDeselects(MoveToBeacon):
+        def apply_action(self, u, action, camera=None):
+            new = super().apply_action(u, action, camera)
+            slot = jnp.asarray(self.impl_index)[action[0]]
+            is_f = slot == self.implemented.index(fid)
+            arg = lambda n: action[self.arg_index[n]]
+            res = self.options.screen_size
+            own = u.alive & (stat('owner', u.kind) == SELF)
+            if fid == 2:
+                found = unit_under(u, screen_point(arg('screen'), res), res, own, self.radius) >= 0
+                empty = is_f & (arg('select_point_act') == 0) & ~found
+            else:
+                p1, p2 = screen_point(arg('screen'), res), screen_point(arg('screen2'), res)
+                lo, hi = jnp.minimum(p1, p2), jnp.maximum(p1, p2)
+                r = radii(u.kind, self.radius)[:, None]
+                inside = jnp.all((u.pos + r >= lo) & (u.pos - r <= hi), -1) & own
+                empty = is_f & (arg('select_add') == 0) & ~inside.any()
+            return new.replace(selected=jnp.where(empty, False, new.selected))
+    return MoveToBeaconEmptyDeselects
+
+
+def _point_selects_beacon():
+    """MoveToBeacon where a `select_point` (act 0: select) on the beacon, with none of the player's units under the
+    click, selects the beacon (the game lets a click select a neutral unit, e.g. a mineral field; whether
+    `select_point` does so here is not measured): the marine is no longer selected and only the functions of an
+    empty selection are offered; the `selected` layer shows the beacon."""
+    import jax.numpy as jnp
+    from reaver_nb.envs.sim.maps import MoveToBeacon
+    from reaver_nb.envs.sim.engine import SELF, NEUTRAL, stat, screen_point, unit_under
+
+    class MoveToBeaconPointSelectsBeacon(MoveToBeacon):
+        def apply_action(self, u, action, camera=None):
+            new = super().apply_action(u, action, camera)
+            slot = jnp.asarray(self.impl_index)[action[0]]
+            res = self.options.screen_size
+            p = screen_point(action[self.arg_index['screen']], res)
+            own = u.alive & (stat('owner', u.kind) == SELF)
+            neutral = u.alive & (stat('owner', u.kind) == NEUTRAL)
+            hit_own = unit_under(u, p, res, own, self.radius) >= 0
+            j = unit_under(u, p, res, neutral, self.radius)
+            on = (slot == self.implemented.index(2)) & (action[self.arg_index['select_point_act']] == 0) & ~hit_own & (j >= 0)
+            sel = jnp.where(on, jnp.arange(u.kind.shape[0]) == j, new.selected)
+            # selecting own units drops the beacon from the selection (a neutral unit is never selected with them)
+            return new.replace(selected=jnp.where((sel & own).any(), sel & own, sel))
+    return MoveToBeaconPointSelectsBeacon
+
+
 class _Probes(dict):
     "Named probes (never defaults): name -> (game class, what it is), built on first use."
     def __getitem__(self, k):
         if k == 'wide-reach':
             return _wide_reach(), ('MoveToBeacon with its reward region three times wider (radius 3.75 instead of the '
                                    "map's 1.25): a spatial-learning control, not the game")
+        if k in ('point-empty-deselects', 'rect-empty-deselects'):
+            return _empty_deselects(k.split('-')[0]), (f"MoveToBeacon where a select_{k.split('-')[0]} finding none of "
+                                                       "the player's units empties the selection (candidate (e))")
+        if k == 'point-selects-beacon':
+            return _point_selects_beacon(), ('MoveToBeacon where select_point on the beacon selects the beacon '
+                                             '(the marine then unselected)')
         raise KeyError(k)
 
 
 PROBES = _Probes()
-PROBE_NAMES = ('wide-reach',)
+PROBE_NAMES = ('wide-reach', 'point-empty-deselects', 'rect-empty-deselects', 'point-selects-beacon')
 
 
 def main(argv=None):

@@ -26,6 +26,9 @@ def variants():
     return {
         'default': (MiniGameOptions(), {}),
         'beacon_on_top=False': (MiniGameOptions(beacon_on_top=False), {}),
+        'probe select_point on empty ground deselects': (MiniGameOptions(), {}, 'point-empty-deselects'),
+        'probe select_rect on empty ground deselects': (MiniGameOptions(), {}, 'rect-empty-deselects'),
+        'probe select_point on the beacon selects it': (MiniGameOptions(), {}, 'point-selects-beacon'),
         'probe density_aa = 4 x density': (MiniGameOptions(), {'unit_density_aa': lambda L: 4 * L('unit_density')}),
         'probe density_aa = 8 x density': (MiniGameOptions(), {'unit_density_aa': lambda L: 8 * L('unit_density')}),
         "probe beacon pixels' hit points 255": (MiniGameOptions(), {
@@ -43,9 +46,9 @@ def main(argv=None):
     a = ap.parse_args(argv)
     table = F.make_table(16)
     rows = []
-    for name, (sim, fix) in variants().items():
+    for name, (sim, fix, *probe) in variants().items():
         if a.only and name not in a.only: continue
-        env = F.BatchedGame(a.map, 16, table, sim, screen_fix=fix)
+        env = F.BatchedGame(a.map, 16, table, sim, game_cls=F.PROBES[probe[0]][0] if probe else None, screen_fix=fix)
         judge = F.Judge.__new__(F.Judge); judge.table, judge.env = table, env
         act = jax.jit(lambda p, k, o: F.Judge.act(judge, p, k, o))
         step = jax.jit(env.step); reset = jax.jit(env.reset)
