@@ -598,6 +598,32 @@ def _point_selects_beacon():
     return MoveToBeaconPointSelectsBeacon
 
 
+def _click_pays():
+    """A spatial-learning control on MoveToBeacon's screen: a `Move_screen` or `Attack_screen` click of the selected
+    marine whose point is within the beacon's drawn radius pays +1 at once and the beacon jumps (as when reached);
+    reaching it pays too, as on the map. The right click is known (any beacon pixel) and paid in the step it is
+    made: any learner of where to click must find it. A probe, not the game."""
+    import jax, jax.numpy as jnp
+    from reaver_nb.envs.sim.maps import MoveToBeacon
+    from reaver_nb.envs.sim.engine import SELF, BEACON, stat, screen_point
+
+    class MoveToBeaconClickPays(MoveToBeacon):
+        def step(self, key, s, action):
+            u = s.units
+            slot = jnp.asarray(self.impl_index)[action[0]]
+            clicks = (slot == self.implemented.index(331)) | (slot == self.implemented.index(12))
+            sel = (u.selected & u.alive & (stat('owner', u.kind) == SELF)).any()
+            p = screen_point(action[self.arg_index['screen']], self.options.screen_size)
+            hit = clicks & sel & (jnp.linalg.norm(p - u.pos[1]) <= float(self.radius[BEACON]))
+            obs, s2, r, done, tr = super().step(key, s, action)
+            k = jax.random.fold_in(key, 7)
+            new = self.pick_points(self.draw(k), s2.units.pos[:1], 5., self.beacon_hole)[0]
+            u2 = s2.units.replace(pos=s2.units.pos.at[1].set(jnp.where(hit, new, s2.units.pos[1])))
+            s2 = s2.replace(units=u2, score=s2.score + hit.astype(s2.score.dtype))
+            return self.observe(s2), s2, r + hit, done, tr
+    return MoveToBeaconClickPays
+
+
 class _Probes(dict):
     "Named probes (never defaults): name -> (game class, what it is), built on first use."
     def __getitem__(self, k):
@@ -607,6 +633,10 @@ class _Probes(dict):
         if k in ('point-empty-deselects', 'rect-empty-deselects'):
             return _empty_deselects(k.split('-')[0]), (f"MoveToBeacon where a select_{k.split('-')[0]} finding none of "
                                                        "the player's units empties the selection (candidate (e))")
+        if k == 'click-pays':
+            return _click_pays(), ('MoveToBeacon where a Move_screen or Attack_screen click of the selected marine on '
+                                   'the beacon pays +1 at once (and the beacon jumps): a spatial-learning control with '
+                                   'a known right click, not the game')
         if k == 'point-selects-beacon':
             return _point_selects_beacon(), ('MoveToBeacon where select_point on the beacon selects the beacon '
                                              '(the marine then unselected)')
@@ -614,7 +644,7 @@ class _Probes(dict):
 
 
 PROBES = _Probes()
-PROBE_NAMES = ('wide-reach', 'point-empty-deselects', 'rect-empty-deselects', 'point-selects-beacon')
+PROBE_NAMES = ('wide-reach', 'click-pays', 'point-empty-deselects', 'rect-empty-deselects', 'point-selects-beacon')
 
 
 def main(argv=None):
