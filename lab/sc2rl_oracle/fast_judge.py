@@ -442,13 +442,14 @@ class Judge:
         p, opt_state, parts = self.learn(p, opt_state, recs)
         return p, opt_state, key, keys, states, obs, parts
 
-    def _test_step(self, p, key, keys, states, obs, score, live):
+    def _test_step(self, p, key, keys, states, obs, score, live, counts):
         import jax, jax.numpy as jnp
         env = self.test_env
         key, k = jax.random.split(key)
         a, sp, ct, _ = self.act(p, k, obs)
+        counts = counts + jnp.sum(jax.nn.one_hot(a, len(self.table.ids)) * live[:, None], 0)
         keys, states, r, done, view = jax.vmap(env._step_one)(keys, states, env.encode(a, sp, ct))
-        return key, keys, states, env.process(view), score + jnp.where(live, r, 0.), live & ~done
+        return key, keys, states, env.process(view), score + jnp.where(live, r, 0.), live & ~done, counts
 
     def test(self, p, key):
         "n_tests whole episodes of the sampled policy, side by side (SC2-RL: one after another); each one's score."
@@ -458,9 +459,11 @@ class Judge:
         keys, states, view = self.test_reset(jax.random.split(k, self.n_tests))
         obs = env.process(view)
         score, live = jnp.zeros(self.n_tests), jnp.ones(self.n_tests, bool)
+        self.last_test_counts = counts = jnp.zeros(len(self.table.ids))
         for _ in range(int(env.game.max_steps) + 1):
-            key, keys, states, obs, score, live = self.test_step(p, key, keys, states, obs, score, live)
+            key, keys, states, obs, score, live, counts = self.test_step(p, key, keys, states, obs, score, live, counts)
             if not bool(live.any()): break
+        self.last_test_counts = counts   # how often each table entry was chosen in these episodes
         return score, live
 
 
@@ -494,7 +497,7 @@ def run(a):
                 started=time.strftime('%Y-%m-%d %H:%M:%S'), status='running', argv=sys.argv[1:])
     (out / 'run_info.json').write_text(json.dumps(info, indent=1))
     losses = dict(critic_losses=[], actor_losses=[], entropies=[])
-    t0, c0, step, scores = time.time(), time.process_time(), 0, []
+    t0, c0, step, scores, chosen = time.time(), time.process_time(), 0, [], []
     while step < a.steps:
         p, opt_state, key, keys, states, obs, parts = judge.update(p, opt_state, key, keys, states, obs)
         step += 60
@@ -506,13 +509,18 @@ def run(a):
             kt, k = jax.random.split(kt)
             sc, live = jax.device_get(judge.test(p, k))
             scores.append(float(sc.mean()))
+            cnt = np.asarray(judge.last_test_counts); freq = cnt / max(cnt.sum(), 1)
+            chosen.append(dict(step=step, **{F: round(float(x), 4) for F, x in zip(ACTION_NAMES, freq) if x > 0}))
+            top = ', '.join(f'{ACTION_NAMES[i]} {freq[i]:.2f}' for i in np.argsort(-freq)[:4])
             with open(log, 'a') as f: print(f'{step},{sc.mean():.1f}', file=f)
             print(f'{a.map} s{a.seed} step {step}: test {sc.mean():.1f} ({", ".join(f"{x:g}" for x in sc)}) '
-                  f'entropy {-parts["entropy"]:.3f}  {time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s cpu', flush=True)
+                  f'entropy {-parts["entropy"]:.3f}  {time.time() - t0:.0f} s wall, {time.process_time() - c0:.0f} s cpu; '
+                  f'functions chosen: {top}', flush=True)
     wall = time.time() - t0
     np.save(out / a.map / f'S_fast_{a.map}_{res}-res_{a.steps}-env-steps_{run_id}.npy',
-            dict(score=scores, losses=losses, keywords=[a.map, run_id], HPs=dict(lr=lr, H=H, res=res)),
-            allow_pickle=True)
+            dict(score=scores, losses=losses, keywords=[a.map, run_id], HPs=dict(lr=lr, H=H, res=res),
+                 functions_chosen=chosen), allow_pickle=True)
+    np.savez(out / 'params_final.npz', **{k: np.asarray(v) for k, v in p.items()})   # the torch state_dict's names
     info.update(status='ok', wall_s=round(wall, 1), cpu_s=round(time.process_time() - c0, 1), scores=scores,
                 load_avg=os.getloadavg())
     (out / 'run_info.json').write_text(json.dumps(info, indent=1))
