@@ -54,6 +54,13 @@ class MiniGameOptions:
                               # when it is under attack itself (or an enemy comes within its range + ACQUIRE_EXTRA)
     reach_footprint: bool = False   # False: MoveToBeacon pays when the marine's centre is in the map's 1.25-unit
                               # "Beacon Area" (UnitInRegion); True: when any of it (radius 0.375) is, within 1.625
+    beacon_on_top: bool = False   # True: the screen draws the beacon over the marine where they overlap, as the game
+                              # does at 32x32 (SC2-RL, Notebooks/Part19_Final_Inspection cell 35, steps 11, 17, 41 of a
+                              # real episode, lab/sc2rl_oracle/data/real_steps_part19.csv; SC2-RL's Utils/
+                              # train_batched_A2C.py:65 "if the two are superimposed, only beacon cells are showed"; the
+                              # minimap keeps the marine on top either way, as the same figures show). Not the default:
+                              # with the simulation's beacon footprint (4-6 pixels at 16x16, the game's a fixed 9) it
+                              # stalls pysc2's scripted agent on a beacon it does not reach (nbs/18z_sim_calibration)
 
 # %% ../../../nbs/18c_sim_game.ipynb #c022o1
 # Layers no map simulates (the others are rendered or hold 0 on every pixel: `feature_layers`, nbs/18b_sim_render)
@@ -104,6 +111,9 @@ class MiniGame:
         if not isinstance(self.sim_options.call_for_help, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.call_for_help must be True or False, got "
                              f"{self.sim_options.call_for_help!r}.")
+        if not isinstance(self.sim_options.beacon_on_top, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.beacon_on_top must be True or False, got "
+                             f"{self.sim_options.beacon_on_top!r}.")
         if not isinstance(self.sim_options.reach_footprint, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.reach_footprint must be True or False, got "
                              f"{self.sim_options.reach_footprint!r}.")
@@ -213,7 +223,8 @@ def observe(self: MiniGame, s: GameState) -> tuple:
     see = (lambda to: self._vision(u, s.seen, to)) if self.fog else (lambda to: None)
     feats = dict(zip([f'screen/{n}' for n in o.screen_features],
                      feature_layers(shown, self.playable, cam, SCREEN_UNITS, o.screen_size, o.screen_features,
-                             radius=self.radius, vision=see(jnp.zeros(2)), bounds=self.map_bounds)))
+                             radius=self.radius, vision=see(jnp.zeros(2)), bounds=self.map_bounds,
+                             on_top=(BEACON,) if self.sim_options.beacon_on_top else ())))
     mm = shown.replace(pos=shown.pos + CAMERA_ORIGIN)
     to_minimap = lambda r: tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in r)
     pl = to_minimap(self.playable)

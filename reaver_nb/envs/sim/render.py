@@ -32,9 +32,10 @@ def _cover(pos, radius, alive, origin, extent, res):
 RENDER_CHUNK = 32   # at most this many units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
 
 # %% ../../../nbs/18b_sim_render.ipynb #c020b2
-def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False):
+def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False, on_top=()):
     """Per pixel of a view, over the units that show on it: `rank` and `row` of the unit drawn on top (the highest
-    rank, armed over unarmed and then by owner; the first row among equals; rank 0 and row 0 where none); with
+    rank, armed over unarmed and then by owner, the kinds in `on_top` over all; the first row among equals; rank 0
+    and row 0 where none); with
     `selected`, whether a selected unit shows there; with `count`, how many units do. Each is reduced in the narrowest
     integer type that holds it (the top unit as one max over the key `rank * U + U - 1 - row`) and in passes of at
     most RENDER_CHUNK units (a `scan`) carrying [res, res] accumulators. Both choices are for XLA's CPU backend: it reduces
@@ -43,7 +44,9 @@ def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, cou
     reductions ran 5-6x slower than in passes; `bench/README.md`)."""
     nu = u.kind.shape[0]
     prio = jnp.where(jnp.asarray(ARMED)[u.kind], 2, 1)
-    kt, ct = small_int(21 * nu), (jnp.uint8 if nu < 256 else small_int(nu))   # ranks up to 2 * 8 + 4
+    if on_top: prio = jnp.where(jnp.isin(u.kind, jnp.asarray(on_top)), 3, prio)
+    kt = small_int((29 if on_top else 21) * nu)   # ranks up to 2 * 8 + 4 (3 * 8 + 4 with `on_top`)
+    ct = jnp.uint8 if nu < 256 else small_int(nu)
     key = ((prio * 8 + stat('owner', u.kind)) * nu + (nu - 1 - jnp.arange(nu))).astype(kt)
     # as few passes as RENDER_CHUNK allows, of about equal size in multiples of 8 (36 rows: two of 24, not of 32; 111:
     # four of 32, as four of 28 ran slower here)
@@ -83,12 +86,13 @@ RENDERED = ('player_relative', 'selected', 'visibility_map', 'unit_hit_points_ra
             'unit_type', 'unit_hit_points', 'pathable', 'buildable')
 
 def feature_layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None, camera=None, vision=None,
-                   bounds=None):
+                   bounds=None, on_top=()):
     """The feature layers `names` of a view of `extent` units from `origin` (a number, or (x, row)). `camera`: the
     screen's corner in the view's units (the minimap's `camera` layer; default the locked camera's); `vision`:
     `vision(xs, ys) -> [rows, columns]` 2 visible / 1 explored / 0 never seen, for maps with fog of war; `bounds`:
-    the map's pathable and buildable rectangle ((x0, row0), (x1, row1)) in the view's units (default `playable`)."""
-    red = _pixel_reductions(u, radius, origin, extent, res, 'selected' in names, 'unit_density' in names)
+    the map's pathable and buildable rectangle ((x0, row0), (x1, row1)) in the view's units (default `playable`);
+    `on_top`: unit kinds drawn over every other unit (the layers of the unit on top show theirs)."""
+    red = _pixel_reductions(u, radius, origin, extent, res, 'selected' in names, 'unit_density' in names, on_top)
     code, top = red['rank'], red['row']   # the unit drawn on top (rank 0: none)
     ps = extent / res
     ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))
