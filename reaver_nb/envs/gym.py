@@ -5,7 +5,7 @@ own preprocessing wrappers, MuJoCo; and Atari batches in ale-py's C++ vector env
 
 # %% ../../nbs/02_envs_gym.ipynb #c002
 from __future__ import annotations
-import difflib, functools, inspect
+import difflib, functools, inspect, os
 from dataclasses import dataclass, asdict
 import numpy as np
 import gin
@@ -14,8 +14,8 @@ from ..spec import Space, Spec, check_ranges
 from .base import Env, VectorEnv, VecStep
 
 # %% auto #0
-__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'check_make_kwargs',
-           'gym_env_factory', 'ale_seed', 'AleVectorEnv']
+__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'offscreen_sdl', 'GymOptions', 'GymEnv',
+           'check_make_kwargs', 'gym_env_factory', 'ale_seed', 'AleVectorEnv']
 
 # %% ../../nbs/02_envs_gym.ipynb #c007
 def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
@@ -60,6 +60,14 @@ def env_family(env_id: str) -> str:
     if 'mujoco' in ep: return 'mujoco'
     return 'gym'
 
+# %% ../../nbs/02_envs_gym.ipynb #c012sdl
+def offscreen_sdl(environ=None) -> dict:
+    "Set SDL's dummy sound driver, and its dummy video driver where there is no display, unless already chosen."
+    environ = os.environ if environ is None else environ
+    environ.setdefault('SDL_AUDIODRIVER', 'dummy')
+    if not (environ.get('DISPLAY') or environ.get('WAYLAND_DISPLAY')): environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+    return {k: environ[k] for k in ('SDL_AUDIODRIVER', 'SDL_VIDEODRIVER') if k in environ}
+
 # %% ../../nbs/02_envs_gym.ipynb #c013
 @dataclass(frozen=True)
 class GymOptions:
@@ -84,6 +92,7 @@ class GymEnv(Env):
         o = GymOptions(**options)
         self.env_id, kw = check_env_id(env_id), dict(o.make_kwargs or {})
         if render_mode is not None: kw['render_mode'] = render_mode
+        if render_mode == 'rgb_array': offscreen_sdl()
         self.family = env_family(env_id)
         if self.family == 'atari':
             env = gym.make(env_id, frameskip=1, **kw)
