@@ -8,6 +8,7 @@ ends with a one-line error that says what to change, not a traceback."""
 from __future__ import annotations
 import argparse, importlib.util, shlex, shutil, signal, sys, threading, warnings
 from pathlib import Path
+from .extras import explain_missing
 from .training.config import ConfigError, DEFAULT_ENV
 
 # %% auto #0
@@ -171,11 +172,6 @@ def _terminated(signum, frame):
     raise SystemExit(128 + signum)
 
 
-# %% ../nbs/11_cli.ipynb #c004cx2
-# modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
-_EXTRAS = dict(ray='ray', matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
-               pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
-
 # %% ../nbs/11_cli.ipynb #c004dx
 def _installed() -> dict:
     "Which of the commands that `_next_steps` may suggest work here."
@@ -324,24 +320,22 @@ def main(argv=None) -> int:
                      n_envs=a.n_envs, seed=a.seed, device=a.device)
         except (ValueError, OSError, ConfigError) as err:   # OSError: FileExistsError, a path too long, ...
             print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
-        except ModuleNotFoundError as err:   # an optional extra is missing: name the pip command that brings it
-            extra = _EXTRAS.get((err.name or '').split('.')[0])
-            if extra is None: raise
-            print(f"reaver {a.command}: error: this needs {err.name}, which the base install leaves out: "
-                  f"pip install 'reaver_nb[{extra}]'", file=sys.stderr); return 2
+        except ImportError as err:   # an optional extra is missing: which, and the pip command that brings it
+            if (msg := explain_missing(err)) is None: raise
+            print(f"reaver {a.command}: error: {msg}", file=sys.stderr); return 2
         except FloatingPointError as err:
             print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
         except KeyboardInterrupt:
             print(f"reaver {a.command}: interrupted.", file=sys.stderr); return 130
-        except Exception as err:   # gymnasium's own "pygame is not installed, run pip install ..." (not an ImportError)
+        except Exception as err:
             if type(err).__name__ == 'FleetError':   # Ray actors that kept dying: the run stopped, its checkpoint intact
                 print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
             if type(err).__name__ == 'EnvWorkerError':   # an env that cannot start or keeps failing: its error, short
                 lines = [l.strip() for l in str(err).splitlines() if l.strip()]
                 print(f"reaver {a.command}: error: {_one_line(' ... '.join(dict.fromkeys([lines[0], lines[-1]])))}",
                       file=sys.stderr); return 2
-            if type(err).__name__ != 'DependencyNotInstalled': raise
-            print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
+            if (msg := explain_missing(err)) is None: raise   # gymnasium's DependencyNotInstalled
+            print(f"reaver {a.command}: error: {msg}", file=sys.stderr); return 2
         return 0
     finally:
         if restore is not None: signal.signal(signal.SIGTERM, restore)

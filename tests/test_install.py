@@ -41,3 +41,30 @@ def test_extras_bring_pygame_not_pygame_ce():
     for name, reqs in extras.items():
         for r in reqs:
             assert not re.search(r'classic[-_]control|box2d|toy[-_]text|gymnasium\[all\]|pygame-ce', r), (name, r)
+
+
+BLOCK = """import sys
+for m in {mods!r}: sys.modules[m] = None          # as if the extra were not installed
+from reaver_nb.cli import main
+sys.exit(main({argv!r}))"""
+
+
+def _without(mods, argv, cwd):
+    import subprocess, sys
+    return subprocess.run([sys.executable, '-c', BLOCK.format(mods=mods, argv=argv)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def test_missing_extra_is_one_line(tmp_path):
+    "A command whose extra is missing says which extra and how to add it from here, in one line, with exit status 2."
+    from reaver_nb.extras import install_command
+    run = tmp_path / 'results' / 'r1'; run.mkdir(parents=True)   # a run with one logged row
+    (run / 'metrics.jsonl').write_text('{"frames": 512, "time": 1.0, "ep_return_mean": 1.0}\n')
+    cases = [(['matplotlib', 'matplotlib.figure'], ['plot', '--results-dir', 'results'], 'notebook'),
+             (['ray'], ['train', '--env', 'CartPole-v1', '--backend', 'ray', '--steps', '4096', '--run-id', 'r'], 'ray'),
+             (['gymnax'], ['train', '--env', 'gymnax:CartPole-v1', '--run-id', 'g'], 'jax-envs')]
+    for mods, argv, extra in cases:
+        r = _without(mods, argv, tmp_path)
+        assert r.returncode == 2 and 'Traceback' not in r.stderr, (argv, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"reaver_nb's [{extra}] extra: {install_command(extra, cwd=tmp_path)}" in lines[0], (argv, lines)

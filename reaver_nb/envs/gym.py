@@ -5,11 +5,12 @@ own preprocessing wrappers, MuJoCo; and Atari batches in ale-py's C++ vector env
 
 # %% ../../nbs/02_envs_gym.ipynb #c002
 from __future__ import annotations
-import difflib, functools, inspect, os
+import difflib, functools, importlib.util, inspect, os
 from dataclasses import dataclass, asdict
 import numpy as np
 import gin
 import gymnasium as gym
+from ..extras import MissingExtra
 from ..spec import Space, Spec, check_ranges
 from .base import Env, VectorEnv, VecStep
 
@@ -44,6 +45,8 @@ def _register_optional():
 
 def check_env_id(env_id: str) -> str:
     "Return `env_id` if gymnasium knows it; otherwise raise a `ValueError` naming close matches."
+    if env_id.startswith('ALE/') and importlib.util.find_spec('ale_py') is None:   # Atari's ids come with ale-py
+        raise ValueError(str(MissingExtra('ale_py', f"{env_id} (an Atari game)")))
     if env_id.startswith('ALE/') or 'NoFrameskip' in env_id: _register_optional()
     if env_id in gym.registry: return env_id
     _register_optional()
@@ -169,16 +172,15 @@ def ale_seed(seed: int) -> int:
 
 # %% ../../nbs/02_envs_gym.ipynb #c025
 def _atari_vector_env():
-    "ale-py's C++ `AtariVectorEnv` class, or a `ModuleNotFoundError` naming the pip command that brings it."
+    "ale-py's C++ `AtariVectorEnv` class, or a `MissingExtra` naming the pip command that brings it."
     try:
         import ale_py
         from ale_py.vector_env import AtariVectorEnv
         if tuple(int(x) for x in ale_py.__version__.split('.')[:2]) < (0, 12): raise ImportError(ale_py.__version__)
         if not hasattr(ale_py, 'ALEVectorInterface'): raise ImportError('ale-py built without its vector interface')
     except ImportError as e:
-        raise ModuleNotFoundError("RunSettings.vector_env = 'ale' needs ale-py >= 0.12 (its C++ AtariVectorEnv): "
-                                  "pip install 'reaver_nb[atari]', or use RunSettings.vector_env = 'shm'",
-                                  name='ale_py') from e
+        raise MissingExtra('ale_py', "RunSettings.vector_env = 'ale'", hint="ale-py >= 0.12, with its C++ "
+                           "AtariVectorEnv; or use RunSettings.vector_env = 'shm'") from e
     return AtariVectorEnv
 
 # %% ../../nbs/02_envs_gym.ipynb #c028
