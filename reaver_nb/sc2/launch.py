@@ -10,6 +10,7 @@ import contextvars, fnmatch, os, platform, re, signal, sys, threading, warnings,
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping, TypeVar
+from ..extras import install_command
 from .installer import MINI_GAMES, sc2_path
 
 # %% auto #0
@@ -252,10 +253,10 @@ def _check_python(ctx):
 def _check_pysc2(ctx):
     from reaver_nb.sc2.compat import pysc2_status, PySC2Missing
     try: st = ctx['pysc2'] = pysc2_status()
-    except PySC2Missing as e: return False, f"not installed ({e})", "pip install 'reaver_nb[sc2]'"
+    except PySC2Missing as e: return False, f"{e.name or 'pysc2'} is not installed", f"reaver_nb's [sc2] extra: {install_command('sc2')}"
     except Exception as e:
         return (False, f"import failed: {type(e).__name__}: {e}",
-                "pip install -U 'reaver_nb[sc2]' (report the error if it stays)")
+                f"reinstall reaver_nb's [sc2] extra: {install_command('sc2')} --upgrade (report the error if it stays)")
     return True, (f"pysc2 {st['pysc2']}, s2clientprotocol {st['s2clientprotocol']}, protobuf {st['protobuf']} "
                   f"({st['protobuf_backend']} backend): {st['protocol']}"), None
 
@@ -268,7 +269,7 @@ def _check_jax(ctx):
 def _check_absl_flags(ctx):
     if 'pysc2' not in ctx: return True, "not checked: pysc2 is not importable (above)", None
     try: from absl import flags
-    except ImportError: return False, "absl-py is not installed", "pip install 'reaver_nb[sc2]'"
+    except ImportError: return False, "absl-py is not installed", f"reaver_nb's [sc2] extra: {install_command('sc2')}"
     if not flags.FLAGS.is_parsed():
         return (False, "not parsed: pysc2 would raise UnparsedFlagAccessError",
                 "`reaver train` does this itself; in your own code call reaver_nb.sc2.import_pysc2() before using "
