@@ -205,9 +205,8 @@ def _plan(out: dict) -> str:
     settings = {k: v for k, v, _ in out['settings']}
     k, s0 = out['n_seeds'], out['seed']
     vector_env = settings.get('RunSettings.vector_env')
-    path = dict(fused='fused: the envs and the learner in one compiled JAX program',
-                host=f"host: the envs step in Python ({vector_env!r} vector env), the learner in JAX",
-                ray='ray: Ray actors step the envs, one learner in this process')[out['path']]
+    from reaver_nb.training.run import PATHS
+    path = PATHS[out['path']].format(vector_env=vector_env)
     start = (f"resumes from {out['resume_from']}" if out.get('resume_from') else
              f"starts from {out['initialize_from']}'s weights" if out.get('initialize_from') else 'starts from scratch')
     plan = [('env', out['env']), ('agent', out['agent'].upper()), ('envs', out['envs']),
