@@ -258,7 +258,7 @@ def _check_pysc2(ctx):
         return (False, f"import failed: {type(e).__name__}: {e}",
                 f"reinstall reaver_nb's [sc2] extra: {install_command('sc2')} --upgrade (report the error if it stays)")
     return True, (f"pysc2 {st['pysc2']}, s2clientprotocol {st['s2clientprotocol']}, protobuf {st['protobuf']} "
-                  f"({st['protobuf_backend']} backend): {st['protocol']}"), None
+                  f"({st['protobuf_backend']} backend): imports and works here"), None
 
 def _check_jax(ctx):
     import jax
@@ -275,7 +275,7 @@ def _check_absl_flags(ctx):
                 "`reaver train` does this itself; in your own code call reaver_nb.sc2.import_pysc2() before using "
                 "pysc2 (it marks the flags parsed with pysc2's defaults), or run under absl.app.run")
     marked = ctx.get('pysc2', {}).get('flags_marked_parsed')
-    return True, 'marked parsed with their defaults by import_pysc2()' if marked else 'parsed', None
+    return True, "pysc2's defaults (no command line set them)" if marked else 'parsed', None
 
 def _check_sc2path(ctx):
     path, source = ctx['sc2path']
