@@ -35,10 +35,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 # %% ../nbs/11_cli.ipynb #c004bx
+def _algorithms() -> str:
+    "The learning algorithms, as the package's description names them: 'A2C, PPO and IMPALA' (from `AGENTS`)."
+    from reaver_nb.agents.actor_critic import AGENTS
+    names = [a.upper() for a in AGENTS]
+    return ', '.join(names[:-1]) + ' and ' + names[-1]
+
 def _parser() -> argparse.ArgumentParser:
+    from reaver_nb.agents.actor_critic import AGENTS
     fmt = _Help
     p = _Parser(prog='reaver', formatter_class=fmt,
-                                description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
+                description=f'Deep RL in JAX ({_algorithms()}) for StarCraft II and gymnasium environments.')
     from reaver_nb import __version__
     p.add_argument('--version', action='version', version=f'reaver_nb {__version__}')
     sub = p.add_subparsers(dest='command', parser_class=_Parser, metavar='{train,test,compare,plot,export,import,sc2,doctor}')
@@ -48,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                    'jax:FindAndDefeatZerglings, jax:DefeatRoaches, jax:DefeatZerglingsAndBanelings, jax:CollectMineralsAndGas, '
                    'jax:BuildMarines), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
                    "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
-    t.add_argument('--agent', default=None, choices=['a2c', 'ppo', 'impala'], help="learning algorithm (default: per "
+    t.add_argument('--agent', default=None, choices=list(AGENTS), help="learning algorithm (default: per "
                    "env, in the table below; on --resume: the run's); impala is asynchronous with --backend ray")
     t.add_argument('--n-envs', type=int, default=None, help="parallel envs (default: per env, in the table below; on "
                    "--resume: the run's)")
