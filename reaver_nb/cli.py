@@ -6,7 +6,7 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, importlib.util, shlex, shutil, signal, sys, threading, warnings
+import argparse, contextlib, importlib.util, os, shlex, shutil, signal, sys, threading, warnings
 from pathlib import Path
 from .extras import explain_missing
 from .training.config import ConfigError, DEFAULT_ENV
@@ -324,6 +324,9 @@ def main(argv=None) -> int:
                 if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
                 test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,
                      n_envs=a.n_envs, seed=a.seed, device=a.device)
+        except BrokenPipeError:   # the reader stopped reading (`reaver train --dry-run | head`): not an error
+            with contextlib.suppress(OSError, ValueError): os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         except (ValueError, OSError, ConfigError) as err:   # OSError: FileExistsError, a path too long, ...
             print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
         except ImportError as err:   # an optional extra is missing: which, and the pip command that brings it
