@@ -40,6 +40,7 @@ def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
 def _register_optional():
     try:
         import ale_py
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Warning)   # not its banner at every game; warnings show
         gym.register_envs(ale_py)
     except ImportError: pass
 
