@@ -305,7 +305,7 @@ def mkdocs_yml(nav: list) -> str:
         'site_name: reaver_nb', f'repo_url: {REPO}', 'docs_dir: docs', f'site_dir: {SITE}',
         'theme: {name: material, features: [navigation.sections, content.code.copy]}',
         'extra_css: [extra.css]',
-        'markdown_extensions: [tables, fenced_code, toc, admonition, md_in_html, attr_list]',
+        'markdown_extensions: [tables, toc, admonition, md_in_html, attr_list, pymdownx.highlight, pymdownx.superfences]',
         # links into the repository (nbs/..., lab/...) are fine on GitHub; on the site they are not pages
         'validation: {links: {not_found: info, unrecognized_links: info, absolute_links: info}, nav: {omitted_files: info}}',
         'nav: ' + json.dumps(nav)]) + '\n'
