@@ -39,6 +39,13 @@ def test_markdown_fixes_and_folds():
     assert '<summary>Checks</summary>' in md and '```sh\nreaver --version\n```' in md
 
 
+def test_every_cell_has_an_id():
+    "nbformat 4.5 cells carry unique ids (without them every reader of the notebook warns MissingIDFieldWarning)."
+    for nb in sorted([*(ROOT / 'nbs').glob('*.ipynb'), *(ROOT / 'colab').glob('*.ipynb')]):
+        ids = [c.get('id') for c in json.loads(nb.read_text())['cells']]
+        assert None not in ids and len(set(ids)) == len(ids), nb.name
+
+
 def test_cli_reference_has_every_command_and_flag():
     from reaver_nb.cli import _parser
     ref = docs.cli_reference()
