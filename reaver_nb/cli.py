@@ -143,13 +143,17 @@ def _parser() -> argparse.ArgumentParser:
 # %% ../nbs/11_cli.ipynb #c004bx1
 _DOCTOR_HELP = 'check this machine for StarCraft II (the JAX envs need none of it)'
 _DOCTOR_TEXT = """Check what StarCraft II needs on this machine: python, jax, pysc2, its flags, the game, its maps and
-LD_PRELOAD. Exit status 0 when StarCraft II can run here, 1 when a check failed.
+LD_PRELOAD, then starts the game once and waits for it to answer on its websocket (--no-launch skips that). Exit
+status 0 when StarCraft II can run here, 1 when a check failed.
 
 Only the StarCraft II maps (--env MoveToBeacon, ...) need the game: the JAX envs (jax:MoveToBeacon, the default,
 the other jax: mini-games, gymnax:<id>) and gymnasium's need only python and jax."""
 
 def _doctor_args(d: argparse.ArgumentParser):
     d.add_argument('--sc2path', default=None, help='the StarCraft II folder (default: $SC2PATH, else ~/StarCraftII)')
+    d.add_argument('--no-launch', dest='launch', action='store_false', help='check the files only; do not start the '
+                   'game (the launch check)')
+    d.add_argument('--timeout', type=float, default=60., help='seconds the started game has to answer')
 
 # %% ../nbs/11_cli.ipynb #c004bxa
 def _defaults_table() -> str:
@@ -272,8 +276,11 @@ def main(argv=None) -> int:
         p.exit(2, "reaver sc2: error: name what to do: `reaver sc2 install --accept-eula` (download the game and its "
                   "maps) or `reaver sc2 doctor` (check this machine) (see `reaver sc2 --help`)\n")
     if a.command in ('sc2', 'doctor'):   # exit status 1: StarCraft II cannot run here (the JAX envs need none of it)
+        if not a.timeout > 0:
+            p.exit(2, f"reaver {a.command}: error: --timeout {a.timeout:g} gives the game no time to answer; give seconds "
+                      f"above 0 (the default is 60), or --no-launch to skip starting it\n")
         from reaver_nb.sc2.launch import doctor
-        return 0 if all(ok for ok, _ in doctor(a.sc2path).values()) else 1
+        return 0 if all(ok for ok, _ in doctor(a.sc2path, launch=a.launch, timeout=a.timeout).values()) else 1
     for flag in ('results_dir', 'out'):
         if (v := getattr(a, flag, None)) is not None and not v.strip():
             p.exit(2, f"reaver {a.command}: error: --{flag.replace('_', '-')} '' names no path; give one (see "

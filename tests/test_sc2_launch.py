@@ -265,7 +265,8 @@ def test_doctor_reports_broken_machines_and_never_raises(tmp_path, monkeypatch):
     def missing(): raise compat.PySC2Missing('pysc2 is not installed')
     monkeypatch.setattr(compat, 'pysc2_status', missing)
     report, out = run_doctor(tmp_path / 'sc2')
-    assert not report['pysc2'][0] and "pip install 'reaver_nb[sc2]'" in out
+    from reaver_nb.extras import install_command
+    assert not report['pysc2'][0] and f"reaver_nb's [sc2] extra: {install_command('sc2')}" in out
     assert not report['binary'][0] and f'chmod +x {exe}' in out
     assert not report['maps'][0]
     assert 'CollectMineralsAndGas, BuildMarines' in report['maps'][1] and 'MoveToBeacon' in report['maps'][1]
