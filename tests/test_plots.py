@@ -99,5 +99,7 @@ def test_missing_optional_dependencies_say_how_to_install(tmp_path, monkeypatch)
     d = fake_run(tmp_path, 'a', 'CartPole-v1', 'ppo', [dict(frames=1, time=1, ep_return_mean=1.)],
                  test=dict(returns=[1.]))
     monkeypatch.setitem(sys.modules, 'matplotlib.figure', None)   # import fails as if not installed
-    with pytest.raises(ImportError, match=r'pip install "reaver_nb\[notebook\]"'): plot_learning_curves([d])
+    from reaver_nb.extras import install_command
+    with pytest.raises(ImportError, match=r"reaver_nb's \[notebook\] extra") as e: plot_learning_curves([d])
+    assert install_command('notebook') in str(e.value)    # the command for where reaver_nb came from
     assert aggregate_scores([d], reps=10)[0]['seeds'] == 1     # the table needs no extra (numpy and scipy)
