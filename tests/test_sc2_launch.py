@@ -193,14 +193,13 @@ def test_bypassed_fix_raises_game_crashed(game, monkeypatch, pysc2, prepared_bef
 
 def test_sc2env_creation_raises_game_crashed(game, monkeypatch, pysc2):
     "The adapter's call: start_game(lambda: SC2Env(...)) — the crash surfaces as GameCrashed from SC2Env's launch."
-    from absl import flags
+    from absl.testing import flagsaver   # not monkeypatch.setattr: pytest 9 undoes it on a FlagValues by deleting the flag
     from pysc2.env import sc2_env
-    monkeypatch.setattr(flags.FLAGS, 'sc2_timeout', 5)
     monkeypatch.setenv('LD_PRELOAD', COLAB)
     aif = sc2_env.AgentInterfaceFormat(feature_dimensions=sc2_env.Dimensions(screen=16, minimap=16))
     make = lambda: sc2_env.SC2Env(map_name='MoveToBeacon', players=[sc2_env.Agent(sc2_env.Race.terran)],
                                   agent_interface_format=aif)
-    with pytest.raises(GameCrashed, match='tcmalloc'):
+    with flagsaver.flagsaver(sc2_timeout=5), pytest.raises(GameCrashed, match='tcmalloc'):
         start_game(make, prepare=False)
 
 def test_other_errors_pass_through(game):
