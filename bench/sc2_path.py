@@ -7,12 +7,13 @@ in one run on one machine.
    jax:MoveToBeacon` (the fused path), at 1, 4 and 8 envs. Each row is the median over `--repeats` runs of the
    steady frames per second (the log's rows after the first `--warmup` seconds, compilation and game start-up left
    out); the ratio is real path / fused path.
-2. **Where one env step's time goes** on the real path (one env, in this process, `--split-steps` random calls): the
-   game's own time (the stand-in's simulation and its encoding of the observation, which it logs per request: on the
-   real game this is the game's), the protocol (pysc2's remote controller: serialising, the websocket round trips,
-   parsing, less the game's own time), pysc2's feature decoding and action encoding (`transform_obs`,
-   `transform_action`, pysc2's stopwatch), our adapter (`SC2Env.from_pysc2` and `function_call`), and the
-   shared-memory transport (one env in a worker process through `ShmVectorEnv`, less the same env in this process).
+2. **Where one env step's time goes** on the real path (blocks of `--split-steps` random calls, alternating between
+   one env in this process and one in a shared-memory worker, medians over the blocks): the game's own time (the
+   stand-in's simulation and its encoding of the observation, which it logs per request: on the real game this is
+   the game's), pysc2's protobuf serialising and parsing, the websocket round trips (both ends' websocket code and
+   the scheduling between the processes, less the game's own time), pysc2's feature decoding and action encoding
+   (`transform_obs`, `transform_action`, pysc2's stopwatch), our adapter (`SC2Env.from_pysc2` and
+   `function_call`), and the shared-memory transport (the worker's step, less this process's).
 
     python bench/sc2_path.py                         # about 15 minutes on 2 cores
     python bench/sc2_path.py --envs 1 4 --repeats 1 --frames 4096
@@ -42,8 +43,10 @@ def train_fps(env_id: str, n_envs: int, frames: int, warmup: float, results: Pat
     return (rows[-1]['frames'] - rows[0]['frames']) / (rows[-1]['time'] - rows[0]['time'])
 
 
-def split(steps: int, log: Path) -> dict:
-    "Seconds per env step, by part, on the real path (one env in this process, then one in a worker process)."
+def split(steps: int, log: Path, blocks: int) -> dict:
+    """Seconds per env step, by part, on the real path: one env in this process and one in a shared-memory worker
+    process, measured in alternating blocks of `steps` random steps (so that a change in the machine's load hits
+    both), medians over `blocks`."""
     import numpy as np
     from reaver_nb.sc2.compat import import_pysc2
     import_pysc2()
@@ -52,59 +55,64 @@ def split(steps: int, log: Path) -> dict:
     from reaver_nb.envs.base import InProcessVectorEnv
     from reaver_nb.envs.shm import ShmVectorEnv
 
-    def policy(env, rng):
-        mask = env.obs_spec.names.index('available_actions')
-        def act(obs):
-            a = [np.asarray(x) for x in env.act_spec.sample(rng, (len(obs[mask]),))]
-            a[0] = np.array([rng.choice(np.flatnonzero(m)) for m in obs[mask]], a[0].dtype)
-            return tuple(a)
-        return act
-
-    def rate(venv, env):
-        act, obs = policy(env, np.random.default_rng(0)), venv.reset(seed=1)
-        for _ in range(20): obs = venv.step(act(obs)).obs                  # warm up: compiled, started
-        t = time.perf_counter()
-        for _ in range(steps): obs = venv.step(act(obs)).obs
-        return (time.perf_counter() - t) / steps
-
-    spec_env = SC2Env('MoveToBeacon')   # (its Specs only: no game starts before reset)
-    shm = ShmVectorEnv([lambda: SC2Env('MoveToBeacon')], n_workers=1, spec=(spec_env.obs_spec, spec_env.act_spec))
-    try: in_worker = rate(shm, spec_env)
-    finally: shm.close()
-
-    adapter = {'from_pysc2': 0., 'function_call': 0.}
+    adapter, timing = {'from_pysc2': 0., 'function_call': 0.}, {'on': False}
     for name in adapter:
         method = getattr(SC2Env, name)
         def timed(self, *a, _m=method, _n=name):
+            if not timing['on']: return _m(self, *a)
             t = time.perf_counter(); out = _m(self, *a); adapter[_n] += time.perf_counter() - t; return out
         setattr(SC2Env, name, timed)
+
     env = SC2Env('MoveToBeacon')
-    venv = InProcessVectorEnv([lambda: env])
-    try:
-        act, obs = policy(env, np.random.default_rng(0)), venv.reset(seed=1)
-        for _ in range(20): obs = venv.step(act(obs)).obs
-        for k in adapter: adapter[k] = 0.
-        log.write_text('')
-        stopwatch.sw.enable(); stopwatch.sw.times.clear()
+    mask = env.obs_spec.names.index('available_actions')
+    rng = np.random.default_rng(0)
+    def act(obs):
+        a = [np.asarray(x) for x in env.act_spec.sample(rng, (len(obs[mask]),))]
+        a[0] = np.array([rng.choice(np.flatnonzero(m)) for m in obs[mask]], a[0].dtype)
+        return tuple(a)
+    local = InProcessVectorEnv([lambda: env])
+    worker = ShmVectorEnv([lambda: SC2Env('MoveToBeacon')], n_workers=1, spec=(env.obs_spec, env.act_spec))
+    obs = {id(v): v.reset(seed=1) for v in (local, worker)}
+    def run(venv, n):
+        o = obs[id(venv)]
         t = time.perf_counter()
-        for _ in range(steps): obs = venv.step(act(obs)).obs
-        in_process = (time.perf_counter() - t) / steps
-        stopwatch.sw.disable()
-    finally: venv.close()
-    sw = {k: v.sum / steps for k, v in stopwatch.sw.times.items()}
-    game = sum(float(l.split()[1]) for l in log.read_text().splitlines() if l.split()[0] in ('action', 'step', 'observation')) / steps
-    controller = sum(sw.get(f'step_env.{k}', 0.) for k in ('actions', 'step', 'observe'))
-    decode, encode = sw.get('step_env.transform_obs', 0.), sw.get('step_env.transform_action', 0.)
-    ours = sum(adapter.values()) / steps
-    parts = {"the game's own time (the stand-in: simulation and its encoding)": game,
-             'protocol (serialising, the websocket round trips on both ends, parsing)': controller - game,
-             "pysc2's feature decoding (transform_obs)": decode,
-             "pysc2's action encoding (transform_action)": encode,
-             'our adapter (from_pysc2, function_call)': ours,
-             'the rest in this process (pysc2 SC2Env bookkeeping, the vector env, the random policy)':
-                 in_process - controller - decode - encode - ours,
-             'shared-memory transport (a worker process, less this process)': in_worker - in_process}
-    return dict(parts=parts, in_process=in_process, in_worker=in_worker)
+        for _ in range(n): o = venv.step(act(o)).obs
+        obs[id(venv)] = o
+        return (time.perf_counter() - t) / max(n, 1)
+    runs = []
+    try:
+        run(local, 20); run(worker, 20)    # compiled, started
+        for _ in range(blocks):
+            in_worker, in_process = run(worker, steps), run(local, steps)   # as they run (no timers in the way)
+            for k in adapter: adapter[k] = 0.
+            log.write_text('')
+            timing['on'] = True
+            stopwatch.sw.times.clear(); stopwatch.sw.enable()
+            timed_step = run(local, steps)                                  # with pysc2's stopwatch and our timers
+            stopwatch.sw.disable()
+            timing['on'] = False
+            sw = {k: v.sum / steps for k, v in stopwatch.sw.times.items()}
+            game = sum(float(l.split()[1]) for l in log.read_text().splitlines()
+                       if l.split()[0] in ('action', 'step', 'observation')) / steps
+            controller = sum(sw.get(f'step_env.{k}', 0.) for k in ('actions', 'step', 'observe'))
+            codec = sum(v for k, v in sw.items() if k.endswith(('serialize_request', 'parse_response')))
+            decode, encode = sw.get('step_env.transform_obs', 0.), sw.get('step_env.transform_action', 0.)
+            ours = sum(adapter.values()) / steps
+            runs.append({"the game's own time (the stand-in: simulation and its encoding)": game,
+                         "pysc2's protobuf serialising and parsing": codec,
+                         'the websocket round trips (both ends, less the game)': controller - codec - game,
+                         "pysc2's feature decoding (transform_obs)": decode,
+                         "pysc2's action encoding (transform_action)": encode,
+                         'our adapter (from_pysc2, function_call)': ours,
+                         'the rest in this process (pysc2 SC2Env bookkeeping, the vector env, the random policy)':
+                             timed_step - controller - decode - encode - ours,
+                         "the timers' own cost (not paid in a run)": timed_step - in_process,
+                         'shared-memory transport (a worker process, less this process)': in_worker - in_process,
+                         'in_process': in_process, 'in_worker': in_worker})
+    finally:
+        local.close(); worker.close()
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    return dict(in_process=med.pop('in_process'), in_worker=med.pop('in_worker'), parts=med, runs=runs)
 
 
 def main():
@@ -113,7 +121,8 @@ def main():
     ap.add_argument('--frames', type=int, default=None, help='frames per training run (default: 6,144 x envs)')
     ap.add_argument('--warmup', type=float, default=20., help='seconds of each run left out (start-up, compilation)')
     ap.add_argument('--repeats', type=int, default=3)
-    ap.add_argument('--split-steps', type=int, default=400)
+    ap.add_argument('--split-steps', type=int, default=300, help='random steps per block of the split')
+    ap.add_argument('--only-split', action='store_true', help='skip the training rows')
     ap.add_argument('--json', default=None)
     a = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix='sc2_path_'))
@@ -125,7 +134,7 @@ def main():
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}, jax {jax.__version__} ({jax.default_backend()}); "
           "the real path on the StarCraft II stand-in", flush=True)
     rows = {}
-    for n in a.envs:
+    for n in ([] if a.only_split else a.envs):
         frames = a.frames or 6144 * n
         runs = {p: [] for p in ('real', 'fused')}
         for r in range(a.repeats):   # alternate the paths, so that a change in the machine's load hits both
@@ -135,13 +144,12 @@ def main():
         print(f"{n} envs: real path {rows[n]['real']:7.0f} frames/s, fused {rows[n]['fused']:7.0f} frames/s, "
               f"real / fused {rows[n]['real'] / rows[n]['fused']:.2f}x  (runs: real {[round(x) for x in runs['real']]}, "
               f"fused {[round(x) for x in runs['fused']]})", flush=True)
-    splits = [split(a.split_steps, log) for _ in range(a.repeats)]
-    med = lambda f: statistics.median(f(x) for x in splits)
-    s = dict(in_process=med(lambda x: x['in_process']), in_worker=med(lambda x: x['in_worker']),
-             parts={k: med(lambda x: x['parts'][k]) for k in splits[0]['parts']}, runs=splits)
-    print(f"\nOne env step on the real path (medians of {a.repeats} x {a.split_steps} random steps): "
+    blocks = max(3, 2 * a.repeats + 1)
+    s = split(a.split_steps, log, blocks)
+    print(f"\nOne env step on the real path (medians of {blocks} alternating blocks of {a.split_steps} random steps): "
           f"{1e3 * s['in_process']:.2f} ms in this process, {1e3 * s['in_worker']:.2f} ms through a shared-memory worker")
     for k, v in s['parts'].items(): print(f"  {1e3 * v:7.3f} ms  {100 * v / s['in_worker']:5.1f}%  {k}")
+    print("  (percentages of the worker's step; the parts are measured with timers on, which cost the line above)")
     if a.json: Path(a.json).write_text(json.dumps(dict(rows=rows, split=s, date=time.strftime('%F %T')), indent=1))
 
 

@@ -1,4 +1,4 @@
-"""Reaver re-imagined in JAX: A2C and PPO for StarCraft II and gymnasium, authored in notebooks, Colab first.
+"""Reaver re-imagined in JAX: A2C, PPO and IMPALA for StarCraft II and gymnasium, authored in notebooks, Colab first.
 
 Modules:
 

@@ -6,8 +6,9 @@ ends with a one-line error that says what to change, not a traceback."""
 
 # %% ../nbs/11_cli.ipynb #c002
 from __future__ import annotations
-import argparse, importlib.util, shlex, shutil, signal, sys, threading, warnings
+import argparse, contextlib, importlib.util, os, shlex, shutil, signal, sys, threading, warnings
 from pathlib import Path
+from .extras import explain_missing
 from .training.config import ConfigError, DEFAULT_ENV
 
 # %% auto #0
@@ -34,10 +35,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 # %% ../nbs/11_cli.ipynb #c004bx
+def _algorithms() -> str:
+    "The learning algorithms, as the package's description names them: 'A2C, PPO and IMPALA' (from `AGENTS`)."
+    from reaver_nb.agents.actor_critic import AGENTS
+    names = [a.upper() for a in AGENTS]
+    return ', '.join(names[:-1]) + ' and ' + names[-1]
+
 def _parser() -> argparse.ArgumentParser:
+    from reaver_nb.agents.actor_critic import AGENTS
     fmt = _Help
     p = _Parser(prog='reaver', formatter_class=fmt,
-                                description='Deep RL (A2C, PPO) in JAX for StarCraft II and gymnasium environments.')
+                description=f'Deep RL in JAX ({_algorithms()}) for StarCraft II and gymnasium environments.')
     from reaver_nb import __version__
     p.add_argument('--version', action='version', version=f'reaver_nb {__version__}')
     sub = p.add_subparsers(dest='command', parser_class=_Parser, metavar='{train,test,compare,plot,export,import,sc2,doctor}')
@@ -47,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                    'jax:FindAndDefeatZerglings, jax:DefeatRoaches, jax:DefeatZerglingsAndBanelings, jax:CollectMineralsAndGas, '
                    'jax:BuildMarines), gymnax:<id>, a StarCraft II map (MoveToBeacon, ...), a gymnasium id (CartPole-v1, '
                    "ALE/Pong-v5, ...) (default: jax:MoveToBeacon; on --resume: the run's)")
-    t.add_argument('--agent', default=None, choices=['a2c', 'ppo', 'impala'], help="learning algorithm (default: per "
+    t.add_argument('--agent', default=None, choices=list(AGENTS), help="learning algorithm (default: per "
                    "env, in the table below; on --resume: the run's); impala is asynchronous with --backend ray")
     t.add_argument('--n-envs', type=int, default=None, help="parallel envs (default: per env, in the table below; on "
                    "--resume: the run's)")
@@ -171,11 +179,6 @@ def _terminated(signum, frame):
     raise SystemExit(128 + signum)
 
 
-# %% ../nbs/11_cli.ipynb #c004cx2
-# modules of the optional extras (pyproject.toml), for the one-line hint when one is missing
-_EXTRAS = dict(ray='ray', matplotlib='notebook', ipywidgets='notebook', jupyter_ui_poll='notebook',
-               pysc2='sc2', ale_py='atari', cv2='atari', mujoco='mujoco', gymnax='jax-envs', pygame='render')
-
 # %% ../nbs/11_cli.ipynb #c004dx
 def _installed() -> dict:
     "Which of the commands that `_next_steps` may suggest work here."
@@ -209,9 +212,8 @@ def _plan(out: dict) -> str:
     settings = {k: v for k, v, _ in out['settings']}
     k, s0 = out['n_seeds'], out['seed']
     vector_env = settings.get('RunSettings.vector_env')
-    path = dict(fused='fused: the envs and the learner in one compiled JAX program',
-                host=f"host: the envs step in Python ({vector_env!r} vector env), the learner in JAX",
-                ray='ray: Ray actors step the envs, one learner in this process')[out['path']]
+    from reaver_nb.training.run import PATHS
+    path = PATHS[out['path']].format(vector_env=vector_env)
     start = (f"resumes from {out['resume_from']}" if out.get('resume_from') else
              f"starts from {out['initialize_from']}'s weights" if out.get('initialize_from') else 'starts from scratch')
     plan = [('env', out['env']), ('agent', out['agent'].upper()), ('envs', out['envs']),
@@ -322,26 +324,27 @@ def main(argv=None) -> int:
                 if Path(run).name != run and Path(run).is_dir(): run, results_dir = Path(run).name, Path(run).parent
                 test(run, episodes=a.episodes, render=a.render, greedy=a.greedy, results_dir=results_dir,
                      n_envs=a.n_envs, seed=a.seed, device=a.device)
+        except BrokenPipeError:   # the reader stopped reading (`reaver train --dry-run | head`): not an error
+            with contextlib.suppress(OSError, ValueError): os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         except (ValueError, OSError, ConfigError) as err:   # OSError: FileExistsError, a path too long, ...
             print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
-        except ModuleNotFoundError as err:   # an optional extra is missing: name the pip command that brings it
-            extra = _EXTRAS.get((err.name or '').split('.')[0])
-            if extra is None: raise
-            print(f"reaver {a.command}: error: this needs {err.name}, which the base install leaves out: "
-                  f"pip install 'reaver_nb[{extra}]'", file=sys.stderr); return 2
+        except ImportError as err:   # an optional extra is missing: which, and the pip command that brings it
+            if (msg := explain_missing(err)) is None: raise
+            print(f"reaver {a.command}: error: {msg}", file=sys.stderr); return 2
         except FloatingPointError as err:
             print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
         except KeyboardInterrupt:
             print(f"reaver {a.command}: interrupted.", file=sys.stderr); return 130
-        except Exception as err:   # gymnasium's own "pygame is not installed, run pip install ..." (not an ImportError)
+        except Exception as err:
             if type(err).__name__ == 'FleetError':   # Ray actors that kept dying: the run stopped, its checkpoint intact
                 print(f"reaver {a.command}: stopped: {err}", file=sys.stderr); return 1
             if type(err).__name__ == 'EnvWorkerError':   # an env that cannot start or keeps failing: its error, short
                 lines = [l.strip() for l in str(err).splitlines() if l.strip()]
                 print(f"reaver {a.command}: error: {_one_line(' ... '.join(dict.fromkeys([lines[0], lines[-1]])))}",
                       file=sys.stderr); return 2
-            if type(err).__name__ != 'DependencyNotInstalled': raise
-            print(f"reaver {a.command}: error: {_one_line(err)}", file=sys.stderr); return 2
+            if (msg := explain_missing(err)) is None: raise   # gymnasium's DependencyNotInstalled
+            print(f"reaver {a.command}: error: {msg}", file=sys.stderr); return 2
         return 0
     finally:
         if restore is not None: signal.signal(signal.SIGTERM, restore)

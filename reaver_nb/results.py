@@ -11,6 +11,7 @@ import scipy.stats
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from .extras import require
 from .sc2.installer import MINI_GAMES
 from .training.files import atomic_file, check_run_folder, read_jsonl, read_regular, short_path
 
@@ -265,15 +266,10 @@ def compare(runs, results_dir: str | Path = 'results', maps=None) -> Comparison:
     order = {m: i for i, m in enumerate(MINIGAMES)}
     return Comparison(sorted(rows, key=lambda r: order.get(r['map'], len(order))) if maps else rows, notes)
 
-# %% ../nbs/21_results.ipynb #c021
-_EXTRA = 'pip install "reaver_nb[notebook]"'
-
 # %% ../nbs/21_results.ipynb #c0211
 def _figure_class():
-    "matplotlib's Figure, shown as a PNG in notebooks without pyplot; or an ImportError that says how to install it."
-    try: from matplotlib.figure import Figure
-    except ImportError as e:
-        raise ImportError(f"Plots need matplotlib, which reaver_nb does not install by default: {_EXTRA}") from e
+    "matplotlib's Figure, shown as a PNG in notebooks without pyplot; or a `MissingExtra` that says how to install it."
+    Figure = require('matplotlib.figure', 'Plotting').Figure
     return _displayable(Figure)
 
 # %% ../nbs/21_results.ipynb #c0212

@@ -145,13 +145,13 @@ def test_a_game_that_crashes_mid_run_is_restarted_and_training_goes_on(game, tmp
     monkeypatch.setenv('SC2_STANDIN_CRASH_AFTER', '40')
     monkeypatch.setenv('SC2_STANDIN_CRASH_TOKEN', str(tmp_path / 'crashed'))
     segments = _segments()
-    r = reaver('train', '--env', 'MoveToBeacon', '--n-envs', 2, '--steps', 2048, '--run-id', 'crash', '--results-dir',
+    r = reaver('train', '--env', 'MoveToBeacon', '--n-envs', 2, '--steps', 1024, '--run-id', 'crash', '--results-dir',
                tmp_path, '--gin-param', 'A2C.traj_len = 16', timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert (tmp_path / 'crashed').exists()
     assert 'StarCraft II connection failed' in r.stderr and 'restarting the game (1/10)' in r.stderr, r.stderr[-3000:]
     rows = [json.loads(l) for l in (tmp_path / 'crash' / 'metrics.jsonl').read_text().splitlines()]
-    assert rows[-1]['frames'] == 2048
+    assert rows[-1]['frames'] == 1024
     assert _segments() <= segments
 
 

@@ -1,12 +1,14 @@
 """The results record and the text generated from it. Each number the README, the quickstart and the docs state lives
 in one record: our runs and the simulation's calibration in `reaver_nb/data/results.csv`, published scores in
-`reaver_nb/data/published_tables.csv` and `gym_reference.csv`, benchmark ratios in `docs/benchmarks.csv`.
+`reaver_nb/data/published_tables.csv` and `gym_reference.csv`, benchmark ratios in `docs/benchmarks.csv`, and how long
+the example commands and the test command take in `docs/timings.csv`.
 
     python tools/results.py            # rewrite the marked regions of nbs/index.ipynb and colab/*.ipynb from the record
     python tools/results.py --check    # exit 1 if a marked region is stale or a stated number has no record
 
 A marked region is `<!-- record:NAME -->...<!-- /record -->` in a markdown cell: NAME is `table:results`,
-`table:benchmarks`, or `KEY.FIELD` for one value of a results row (`mean`, `means`, `min`, `max`, `frames`, `time`,
+`table:benchmarks`, `table:examples` (the example commands with their times), `timing:KEY` (one measured time of
+docs/timings.csv), or `KEY.FIELD` for one value of a results row (`mean`, `means`, `min`, `max`, `frames`, `time`,
 `seeds`, `episodes`) or `pub:MAP:SOURCE` for a published mean. Outside marked regions, code spans and code blocks, the
 user-facing text (README.md, the Colab notebooks' markdown, the shipped gin files' comments) may state no decimal
 number and no duration in minutes: a number typed by hand is a number that will disagree with its record.
@@ -16,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / 'reaver_nb' / 'data'
-NOTEBOOKS = [ROOT / 'nbs' / 'index.ipynb', *sorted((ROOT / 'colab').glob('*.ipynb'))]
+NOTEBOOKS = [ROOT / 'nbs' / 'index.ipynb', ROOT / 'nbs' / 'getting_started.ipynb', *sorted((ROOT / 'colab').glob('*.ipynb'))]
 
 
 def _rows(path):
@@ -29,7 +31,8 @@ def load() -> dict:
     for r in _rows(DATA / 'published_tables.csv'):
         if r['mean']: pub[r['map'], r['source']] = r['mean']
     gym = _rows(DATA / 'gym_reference.csv')
-    return dict(runs=runs, pub=pub, gym=gym, bench=_rows(ROOT / 'docs' / 'benchmarks.csv'))
+    timings = {r['key']: r for r in _rows(ROOT / 'docs' / 'timings.csv')}
+    return dict(runs=runs, pub=pub, gym=gym, bench=_rows(ROOT / 'docs' / 'benchmarks.csv'), timings=timings)
 
 
 def _nums(s): return [float(x) for x in s.split()] if s else []
@@ -94,6 +97,30 @@ def bench_table(rec) -> str:
                      [f"| {b['what']} | {b['ratio']} | `{b['script']}` |" for b in rec['bench']])
 
 
+def timing(rec, spec: str) -> str:
+    "How long, from a `cpu`/`gpu` spec of docs/timings.csv (see its header)."
+    how, _, key = spec.partition(':')
+    if how == 'none': return key
+    if how == 'measured':
+        t = rec['timings'][key]
+        return duration(float(t['seconds'])) + ('' if 'CPU' in t['machine'] else f" on {t['machine'].split(' (')[0]}")
+    if how == 'results': return value(rec, key + '.time') + ' of training a seed'
+    if how == 'estimate':
+        key, frames = key.split(':')
+        r = rec['runs'][key]
+        fps = sum(_nums(r['frames'])) / sum(_nums(r['train_s']))
+        return (f"**long**: about {round(int(frames) / fps / 3600)} h (estimated: {int(frames):,} frames at the "
+                f"{fps:.0f} frames/s of the record's 30-minute {r['env']} run)")
+    raise KeyError(f'{spec}: not a timing (measured:, results:, estimate: or none:)')
+
+
+def examples_table(rec) -> str:
+    head = ["| command | what it does | 2-core CPU | GPU (Colab's: not measured) |", '|---|---|---|---|']
+    rows = [f"| `{t['command']}` | {t['what']} | {timing(rec, t['cpu'])} | {timing(rec, t['gpu'])} |"
+            for t in rec['timings'].values() if t['kind'] == 'example']
+    return '\n'.join(head + rows)
+
+
 MARK = re.compile(r'<!-- record:([^ ]+) -->(.*?)<!-- /record -->', re.S)
 
 
@@ -101,7 +128,9 @@ def render(text: str, rec) -> str:
     def fill(m):
         name = m.group(1)
         body = {'table:results': lambda: '\n' + results_table(rec) + '\n',
-                'table:benchmarks': lambda: '\n' + bench_table(rec) + '\n'}.get(name, lambda: value(rec, name))()
+                'table:benchmarks': lambda: '\n' + bench_table(rec) + '\n',
+                'table:examples': lambda: '\n' + examples_table(rec) + '\n'}.get(
+            name, lambda: timing(rec, 'measured:' + name[7:]) if name.startswith('timing:') else value(rec, name))()
         return f'<!-- record:{name} -->{body}<!-- /record -->'
     return MARK.sub(fill, text)
 

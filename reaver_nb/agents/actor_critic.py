@@ -152,7 +152,7 @@ def _loop(f, carry, xs, unroll: bool):
 def _global_norm(tree): return jnp.sqrt(sum(jnp.sum(jnp.square(x)) for x in jax.tree.leaves(tree)))
 
 class ActorCriticAgent:
-    "A2C or PPO for the given Specs: `init`, `act`, `greedy`, `value` and `update` are jitted pure functions."
+    "A2C, PPO or IMPALA for the given Specs: `init`, `act`, `greedy`, `value` and `update` are jitted pure functions."
     def __init__(self, obs_spec: Spec, act_spec: Spec, hp: A2C, n_envs: int, total_updates: int | None = None,
                  model=None):
         self.obs_spec, self.act_spec, self.hp, self.n_envs = obs_spec, act_spec, hp, n_envs

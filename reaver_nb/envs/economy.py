@@ -1,4 +1,4 @@
-"""Moved in issue 50: the economy maps are in the package `reaver_nb.envs.sim`; importing a name from here says where."""
+"""Moved: the economy maps are in the package `reaver_nb.envs.sim`; importing a name from here says where."""
 # Hand-written (no notebook): see reaver_nb/envs/minigames.py.
 from .minigames import moved
 

@@ -5,17 +5,18 @@ own preprocessing wrappers, MuJoCo; and Atari batches in ale-py's C++ vector env
 
 # %% ../../nbs/02_envs_gym.ipynb #c002
 from __future__ import annotations
-import difflib, functools, inspect
+import difflib, functools, importlib.util, inspect, os
 from dataclasses import dataclass, asdict
 import numpy as np
 import gin
 import gymnasium as gym
+from ..extras import MissingExtra
 from ..spec import Space, Spec, check_ranges
 from .base import Env, VectorEnv, VecStep
 
 # %% auto #0
-__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'GymOptions', 'GymEnv', 'check_make_kwargs',
-           'gym_env_factory', 'ale_seed', 'AleVectorEnv']
+__all__ = ['GymSettings', 'spaces_from_gym', 'check_env_id', 'env_family', 'offscreen_sdl', 'GymOptions', 'GymEnv',
+           'check_make_kwargs', 'gym_env_factory', 'ale_seed', 'AleVectorEnv']
 
 # %% ../../nbs/02_envs_gym.ipynb #c007
 def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
@@ -39,11 +40,14 @@ def spaces_from_gym(space: gym.Space, name: str) -> list[Space]:
 def _register_optional():
     try:
         import ale_py
+        ale_py.ALEInterface.setLoggerMode(ale_py.LoggerMode.Warning)   # not its banner at every game; warnings show
         gym.register_envs(ale_py)
     except ImportError: pass
 
 def check_env_id(env_id: str) -> str:
     "Return `env_id` if gymnasium knows it; otherwise raise a `ValueError` naming close matches."
+    if env_id.startswith('ALE/') and importlib.util.find_spec('ale_py') is None:   # Atari's ids come with ale-py
+        raise ValueError(str(MissingExtra('ale_py', f"{env_id} (an Atari game)")))
     if env_id.startswith('ALE/') or 'NoFrameskip' in env_id: _register_optional()
     if env_id in gym.registry: return env_id
     _register_optional()
@@ -59,6 +63,14 @@ def env_family(env_id: str) -> str:
     if 'ale_py' in ep: return 'atari'
     if 'mujoco' in ep: return 'mujoco'
     return 'gym'
+
+# %% ../../nbs/02_envs_gym.ipynb #c012sdl
+def offscreen_sdl(environ=None) -> dict:
+    "Set SDL's dummy sound driver, and its dummy video driver where there is no display, unless already chosen."
+    environ = os.environ if environ is None else environ
+    environ.setdefault('SDL_AUDIODRIVER', 'dummy')
+    if not (environ.get('DISPLAY') or environ.get('WAYLAND_DISPLAY')): environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+    return {k: environ[k] for k in ('SDL_AUDIODRIVER', 'SDL_VIDEODRIVER') if k in environ}
 
 # %% ../../nbs/02_envs_gym.ipynb #c013
 @dataclass(frozen=True)
@@ -84,6 +96,7 @@ class GymEnv(Env):
         o = GymOptions(**options)
         self.env_id, kw = check_env_id(env_id), dict(o.make_kwargs or {})
         if render_mode is not None: kw['render_mode'] = render_mode
+        if render_mode == 'rgb_array': offscreen_sdl()
         self.family = env_family(env_id)
         if self.family == 'atari':
             env = gym.make(env_id, frameskip=1, **kw)
@@ -160,16 +173,15 @@ def ale_seed(seed: int) -> int:
 
 # %% ../../nbs/02_envs_gym.ipynb #c025
 def _atari_vector_env():
-    "ale-py's C++ `AtariVectorEnv` class, or a `ModuleNotFoundError` naming the pip command that brings it."
+    "ale-py's C++ `AtariVectorEnv` class, or a `MissingExtra` naming the pip command that brings it."
     try:
         import ale_py
         from ale_py.vector_env import AtariVectorEnv
         if tuple(int(x) for x in ale_py.__version__.split('.')[:2]) < (0, 12): raise ImportError(ale_py.__version__)
         if not hasattr(ale_py, 'ALEVectorInterface'): raise ImportError('ale-py built without its vector interface')
     except ImportError as e:
-        raise ModuleNotFoundError("RunSettings.vector_env = 'ale' needs ale-py >= 0.12 (its C++ AtariVectorEnv): "
-                                  "pip install 'reaver_nb[atari]', or use RunSettings.vector_env = 'shm'",
-                                  name='ale_py') from e
+        raise MissingExtra('ale_py', "RunSettings.vector_env = 'ale'", hint="ale-py >= 0.12, with its C++ "
+                           "AtariVectorEnv; or use RunSettings.vector_env = 'shm'") from e
     return AtariVectorEnv
 
 # %% ../../nbs/02_envs_gym.ipynb #c028

@@ -10,6 +10,7 @@ import functools
 from dataclasses import asdict
 import numpy as np
 import jax, jax.numpy as jnp
+from ..extras import MissingExtra
 from ..spec import Space, Spec
 from .base import Env
 from .sc2 import SC2Options, SC2Settings
@@ -25,8 +26,8 @@ def _import_gymnax():
     try:
         import gymnax
         return gymnax
-    except ImportError:
-        raise ValueError("gymnax environments need gymnax: pip install 'reaver_nb[jax-envs]' (or pip install gymnax).") from None
+    except ImportError:   # a ValueError, as every bad --env is: the CLI prints it as one line
+        raise ValueError(str(MissingExtra('gymnax', 'A gymnax environment'))) from None
 
 # %% ../../nbs/20_jax_envs.ipynb #c005b
 class GymnaxEnv:

@@ -1,4 +1,4 @@
-"""Moved in issue 50: the JAX mini-games are the package `reaver_nb.envs.sim`; importing a name from here says where."""
+"""Moved: the JAX mini-games are the package `reaver_nb.envs.sim`; importing a name from here says where."""
 # Hand-written (no notebook). The old import place of the simulation (and, through `moved`, of reaver_nb.envs.economy),
 # kept so that old code fails with the new place named. The gin name of `MiniGameSettings` (now in
 # reaver_nb.envs.sim.game) keeps this module's, so the config.gin files of older runs load unchanged.
@@ -22,9 +22,9 @@ def moved(old: str, name: str) -> ImportError:
             how = f" (renamed from {name})" if new != name else ''
             if new == 'MINIGAMES': how += ": one registry of all seven maps (ALL_MINIGAMES is gone; MINIGAMES held five)"
             where = f"reaver_nb.envs.sim.{room}" if new.startswith('_') else "reaver_nb.envs.sim"
-            return ImportError(f"{old}.{name} moved in issue 50 to reaver_nb.envs.sim.{room}: "
+            return ImportError(f"{old}.{name} moved to reaver_nb.envs.sim.{room}: "
                                f"from {where} import {new}{how}")
-    return ImportError(f"{old} moved in issue 50 to the package reaver_nb.envs.sim ({', '.join(ROOMS)}), "
+    return ImportError(f"{old} moved to the package reaver_nb.envs.sim ({', '.join(ROOMS)}), "
                        f"which has no {name!r}.")
 
 def __getattr__(name):

@@ -7,6 +7,7 @@ notebooks and scripts, without touching the user's protobuf or jax."""
 from __future__ import annotations
 import ast, importlib.util, os, random, re, sys, threading, types
 from pathlib import Path
+from ..extras import install_command
 
 # %% auto #0
 __all__ = ['PROTOCOL_MODULES', 'PySC2Missing', 'serialized_descriptor', 'rebuild_protocol_module', 'fix_protocol', 'shuffle',
@@ -21,8 +22,8 @@ class PySC2Missing(ImportError, ValueError):
 def _protocol_dir() -> Path:
     spec = importlib.util.find_spec('s2clientprotocol')
     if spec is None or not spec.submodule_search_locations:
-        raise PySC2Missing("s2clientprotocol is not installed: pip install 'reaver_nb[sc2]' (it brings pysc2 4.0.0 "
-                           "and s2clientprotocol).")
+        raise PySC2Missing("s2clientprotocol is not installed; it comes with reaver_nb's [sc2] extra (with pysc2 "
+                           f"4.0.0): {install_command('sc2')}", name='s2clientprotocol')
     return Path(list(spec.submodule_search_locations)[0])
 
 _SERIALIZED = re.compile(r"serialized_pb\s*=\s*(_b\()?(?P<lit>b?'(?:[^'\\]|\\.)*')", re.S)
@@ -99,8 +100,9 @@ def import_pysc2() -> types.ModuleType:
     with _lock:
         if _done: return sys.modules['pysc2']
         if importlib.util.find_spec('pysc2') is None:
-            raise PySC2Missing("pysc2 is not installed: pip install 'reaver_nb[sc2]' (pysc2 4.0.0; reaver_nb makes it "
-                               "work on Python 3.10-3.13 and any protobuf from 3.20 on).")
+            raise PySC2Missing("pysc2 is not installed; it comes with reaver_nb's [sc2] extra (pysc2 4.0.0, which "
+                               f"reaver_nb makes work on Python 3.10-3.13 and any protobuf from 3.20 on): {install_command('sc2')}",
+                               name='pysc2')
         os.environ.setdefault('PYGAME_HIDE_SUPPORT_PROMPT', '1')  # pysc2 imports pygame, which greets on stdout
         _done['protocol'] = fix_protocol()
         saved = random.shuffle

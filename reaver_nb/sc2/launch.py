@@ -10,6 +10,7 @@ import contextvars, difflib, fnmatch, os, platform, re, signal, subprocess, sys,
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, MutableMapping, TypeVar
+from ..extras import install_command
 from .installer import MINI_GAMES, sc2_path
 
 # %% auto #0
@@ -273,12 +274,12 @@ def _check_python(ctx):
 def _check_pysc2(ctx):
     from reaver_nb.sc2.compat import pysc2_status, PySC2Missing
     try: st = ctx['pysc2'] = pysc2_status()
-    except PySC2Missing as e: return False, f"not installed ({e})", "pip install 'reaver_nb[sc2]'"
+    except PySC2Missing as e: return False, f"{e.name or 'pysc2'} is not installed", f"reaver_nb's [sc2] extra: {install_command('sc2')}"
     except Exception as e:
         return (False, f"import failed: {type(e).__name__}: {e}",
-                "pip install -U 'reaver_nb[sc2]' (report the error if it stays)")
+                f"reinstall reaver_nb's [sc2] extra: {install_command('sc2')} --upgrade (report the error if it stays)")
     return True, (f"pysc2 {st['pysc2']}, s2clientprotocol {st['s2clientprotocol']}, protobuf {st['protobuf']} "
-                  f"({st['protobuf_backend']} backend): {st['protocol']}"), None
+                  f"({st['protobuf_backend']} backend): imports and works here"), None
 
 def _check_jax(ctx):
     import jax
@@ -289,13 +290,13 @@ def _check_jax(ctx):
 def _check_absl_flags(ctx):
     if 'pysc2' not in ctx: return True, "not checked: pysc2 is not importable (above)", None
     try: from absl import flags
-    except ImportError: return False, "absl-py is not installed", "pip install 'reaver_nb[sc2]'"
+    except ImportError: return False, "absl-py is not installed", f"reaver_nb's [sc2] extra: {install_command('sc2')}"
     if not flags.FLAGS.is_parsed():
         return (False, "not parsed: pysc2 would raise UnparsedFlagAccessError",
                 "`reaver train` does this itself; in your own code call reaver_nb.sc2.import_pysc2() before using "
                 "pysc2 (it marks the flags parsed with pysc2's defaults), or run under absl.app.run")
     marked = ctx.get('pysc2', {}).get('flags_marked_parsed')
-    return True, 'marked parsed with their defaults by import_pysc2()' if marked else 'parsed', None
+    return True, "pysc2's defaults (no command line set them)" if marked else 'parsed', None
 
 def _check_sc2path(ctx):
     path, source = ctx['sc2path']

@@ -10,6 +10,7 @@ import dataclasses, os, time
 from collections import deque
 import numpy as np
 import jax
+from ..extras import require
 from ..envs.base import InProcessVectorEnv
 from ..envs.registry import env_factory
 from ..agents.actor_critic import ActorCriticAgent, Rollout
@@ -74,11 +75,7 @@ def _restarted() -> bool:
 
 # %% ../../nbs/24_fleet.ipynb #f012
 def _ray():
-    try: import ray
-    except ImportError:
-        raise ModuleNotFoundError("--backend ray needs Ray: pip install 'reaver_nb[ray]' (or pip install ray); "
-                                  "--backend local runs without it.", name='ray') from None
-    return ray
+    return require('ray', '--backend ray', hint='--backend local runs without it')
 
 # %% ../../nbs/24_fleet.ipynb #f012b
 def connect(address: str = '') -> bool:

@@ -24,7 +24,7 @@ from .host import train_host
 from .restart import head_layers, restart_target, with_restart
 
 # %% auto #0
-__all__ = ['train']
+__all__ = ['PATHS', 'train']
 
 # %% ../../nbs/10_train.ipynb #c009
 def train(env: str | None = None, agent: str | None = None, n_envs: int | None = None, steps: int | None = None,
@@ -141,6 +141,11 @@ def _plan(info, cfg, hp, rs, ray, fused, total_updates, batch, sources, notes, r
                 settings=operative_settings(sorted(used), sources, bound=False),
                 resume_from=ckpt.name if ckpt else None, initialize_from=initialize_from)
 
+# %% ../../nbs/10_train.ipynb #c009px
+PATHS = dict(fused='fused: the envs and the learner in one compiled JAX program',
+             host="host: the envs step in Python ({vector_env!r} vector env), the learner in JAX",
+             ray='ray: Ray actors step the envs, one learner in this process')
+
 # %% ../../nbs/10_train.ipynb #c009fx
 def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, verbose, callbacks, info, restart=None):
     """A JAX-native env: the fused trainer over `cfg.n_seeds` seeds (reaver_nb.training.fused), with `restart` (a
@@ -175,7 +180,7 @@ def _train_fused(cfg, hp, total_updates, run_id, run_dir, resume, force, src, ve
     open_run_dir(run_dir, run_id, force and not resume)
     if verbose:
         seeds = f", {cfg.n_seeds} seeds ({trainer.sharding(carry)})" if cfg.n_seeds > 1 else ''
-        print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env} (fused, {trainer.loop} loop), {cfg.n_envs} envs"
+        print(f"Run {run_id}: {cfg.agent.upper()} on {cfg.env} ({PATHS['fused']}), {cfg.n_envs} envs"
               f"{seeds}, {cfg.total_steps:,} steps -> {run_dir}" + (f" (resumed from {ckpt.name})" if ckpt else ""),
               flush=True)
         print("Compiling the training program (about a minute on a small CPU the first time; kept in the "

@@ -11,16 +11,15 @@ from collections import deque
 from pathlib import Path
 import numpy as np
 from ..training.logger import StopTraining, format_row
+from ..extras import require
 from ..results import new_figure
 from ..training.files import check_run_folder, read_jsonl
 
 # %% auto #0
-__all__ = ['NOTEBOOK_EXTRA', 'PANELS', 'in_notebook', 'in_colab', 'training_figure', 'figure_png', 'plot_run', 'Dashboard',
-           'TerminalProgress', 'run_callbacks']
+__all__ = ['PANELS', 'in_notebook', 'in_colab', 'training_figure', 'figure_png', 'plot_run', 'Dashboard', 'TerminalProgress',
+           'run_callbacks']
 
 # %% ../../nbs/23_dashboard.ipynb #c005
-NOTEBOOK_EXTRA = 'pip install "reaver_nb[notebook]"'
-
 def in_notebook() -> bool:
     "True inside a Jupyter or Colab kernel."
     try:
@@ -34,9 +33,7 @@ def in_colab() -> bool:
     return 'google.colab' in sys.modules
 
 def _require(module: str):
-    try: return __import__(module)
-    except ImportError:
-        raise ImportError(f"The dashboard needs {module}: {NOTEBOOK_EXTRA} (Colab has it already).") from None
+    return require(module, 'The dashboard', hint='Colab has it already')
 
 # %% ../../nbs/23_dashboard.ipynb #c008
 PANELS = [('ep_return_mean', 'episode return'), ('policy_loss', 'policy loss'), ('value_loss', 'value loss'),

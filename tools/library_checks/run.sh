@@ -7,13 +7,13 @@
 # Run from the checkout. SCRATCH is a folder outside the checkout for the throwaway venvs (deleted at the end unless
 # KEEP=1). Parts: bootstrap pooch tables uipoll readme pysc2e (default: all). The scratch venvs see the dev venv's
 # packages after their own (a .pth file), so only the packages under test are installed in them. Needs the package
-# index; Colab's pins are read from ../shared/data/colab-constraints.txt (COLAB_CONSTRAINTS overrides).
+# index; Colab's pins are read from colab/constraints.txt (COLAB_CONSTRAINTS overrides).
 set -uo pipefail
 SCRATCH=${1:?usage: run.sh SCRATCH [part ...]}; shift
 PARTS=${*:-bootstrap pooch tables uipoll readme pysc2e}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/tools/library_checks"
-COLAB=${COLAB_CONSTRAINTS:-$ROOT/../shared/data/colab-constraints.txt}
+COLAB=${COLAB_CONSTRAINTS:-$ROOT/colab/constraints.txt}
 DEV_PY=$(command -v python)
 DEV_SITE=$("$DEV_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 mkdir -p "$SCRATCH"; SCRATCH=$(cd "$SCRATCH" && pwd)

@@ -39,16 +39,16 @@ class GameState(struct.PyTreeNode):
 class MiniGameOptions:
     "What the simulation lets you choose (gin: `MiniGameSettings.order_queue = 1`); defaults are the game's, the rest lenient."
     order_queue: int = 16  # orders a unit holds queued behind its current one (the game holds many; 1: a queued order
-                           # replaces the one waiting, the simulation's default before issue 28)
+                           # replaces the one waiting, the simulation's earlier default)
     functions: str = 'game'   # 'game': every function of the set the game offers here (see nbs/18z_sim_calibration); 'core':
                               # only the six the maps need (CORE), the rest of the set reported unavailable
     move_follows: bool = False   # a Move_screen or Smart_screen click on a unit that is not an enemy targets it: the
                               # marine follows it, onto the beacon and after it when it jumps (the game may; see
                               # nbs/18z_sim_calibration); False: a move to the point, as Move_screen is documented
     beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
-                              # it); 1.875 from real renders; the simulation drew 1.0 before issue 28
+                              # it); 1.875 from real renders; the simulation drew 1.0 before
     collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
-                              # separates them; False: units pass through one another (the simulation before issue 30)
+                              # separates them; False: units pass through one another (the earlier behaviour)
     call_for_help: bool = True   # an idle armed unit goes for the nearest enemy when an ally within HELP_RADIUS is
                               # under attack (no evidence: a game-like choice; see FindAndDefeatZerglings); False: only
                               # when it is under attack itself (or an enemy comes within its range + ACQUIRE_EXTRA)
@@ -70,7 +70,7 @@ REFUSED_LAYERS = {'screen/unit_density_aa': "the game's anti-aliased density: it
 FIGHT_REFUSED_LAYERS = {**REFUSED_LAYERS, 'minimap/alerts': "the game's alerts when units are attacked are not simulated"}
 
 # %% ../../../nbs/18c_sim_game.ipynb #c022o2
-# gin's name keeps the module of before issue 50, so the config.gin files of older runs load as they did
+# gin's name keeps the module of before the simulation became a package: older runs' config.gin files load as they did
 MiniGameSettings = gin.external_configurable(MiniGameOptions, 'MiniGameSettings', module='reaver_nb.envs.minigames')
 
 # %% ../../../nbs/18c_sim_game.ipynb #c022m
