@@ -61,6 +61,16 @@ class MiniGameOptions:
                               # minimap keeps the marine on top either way, as the same figures show). Not the default:
                               # with the simulation's beacon footprint (4-6 pixels at 16x16, the game's a fixed 9) it
                               # stalls pysc2's scripted agent on a beacon it does not reach (nbs/18z_sim_calibration)
+    pixel_footprint: bool = False   # True: every unit drawn (screen and minimap) as a disc a whole number of pixels
+                              # across (twice its radius in pixels, rounded, at least 1) on the pixel-grid point nearest
+                              # its centre, so the same pixels wherever it stands, as the game draws MoveToBeacon's
+                              # units: the beacon a fixed 9 / 21 / 80 pixels at 16 / 32 / 64 (3x3; rows 3-5-5-5-3; rows
+                              # 4-8-8-10-10-10-10-8-8-4 on a pixel corner), the marine 1 pixel at 16 and 32, 2x2 at 64
+                              # (SC2-RL's real episodes, lab/sc2rl_oracle/data/real_steps_part{10,19,8}.csv, Part2
+                              # cells 30, 32; the real 64x64 marine shows 2 pixels in 19 of Part8's 50 steps, walking).
+                              # The minimap follows the same rule (the beacon 2x2 at 32x32), not compared with a real
+                              # minimap. False: the pixels whose centre is within the unit's radius, and the one under
+                              # its centre (the beacon 4-6 pixels at 16x16, 18-21 at 32x32, 77-81 at 64x64)
 
 # %% ../../../nbs/18c_sim_game.ipynb #c022o1
 # Layers no map simulates (the others are rendered or hold 0 on every pixel: `feature_layers`, nbs/18b_sim_render)
@@ -111,6 +121,9 @@ class MiniGame:
         if not isinstance(self.sim_options.call_for_help, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.call_for_help must be True or False, got "
                              f"{self.sim_options.call_for_help!r}.")
+        if not isinstance(self.sim_options.pixel_footprint, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.pixel_footprint must be True or False, got "
+                             f"{self.sim_options.pixel_footprint!r}.")
         if not isinstance(self.sim_options.beacon_on_top, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.beacon_on_top must be True or False, got "
                              f"{self.sim_options.beacon_on_top!r}.")
@@ -224,14 +237,15 @@ def observe(self: MiniGame, s: GameState) -> tuple:
     feats = dict(zip([f'screen/{n}' for n in o.screen_features],
                      feature_layers(shown, self.playable, cam, SCREEN_UNITS, o.screen_size, o.screen_features,
                              radius=self.radius, vision=see(jnp.zeros(2)), bounds=self.map_bounds,
-                             on_top=(BEACON,) if self.sim_options.beacon_on_top else ())))
+                             on_top=(BEACON,) if self.sim_options.beacon_on_top else (),
+                             pixel_footprint=self.sim_options.pixel_footprint)))
     mm = shown.replace(pos=shown.pos + CAMERA_ORIGIN)
     to_minimap = lambda r: tuple(tuple(float(c + o) for c, o in zip(p, CAMERA_ORIGIN)) for p in r)
     pl = to_minimap(self.playable)
     feats.update(zip([f'minimap/{n}' for n in o.minimap_features],
                      feature_layers(mm, pl, 0., MAP_UNITS, o.minimap_size, o.minimap_features, minimap=True,
                              radius=self.radius, camera=CAMERA_ORIGIN + cam, vision=see(-CAMERA_ORIGIN),
-                             bounds=to_minimap(self.map_bounds))))
+                             bounds=to_minimap(self.map_bounds), pixel_footprint=self.sim_options.pixel_footprint)))
     av = self.offered(s)
     feats['available_actions'] = jnp.where(jnp.asarray(self.impl_index) >= 0, av[jnp.maximum(jnp.asarray(self.impl_index), 0)], False)
     feats['player'] = self.player(s)

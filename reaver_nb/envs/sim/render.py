@@ -16,10 +16,22 @@ from .engine import ARMED, CAMERA_ORIGIN, SCREEN_UNITS, Units, radii, small_int,
 __all__ = ['RENDER_CHUNK', 'UNIT_TYPE', 'PLAYER_ID', 'ZERO_LAYERS', 'ZERO_MINIMAP_LAYERS', 'RENDERED', 'feature_layers']
 
 # %% ../../../nbs/18b_sim_render.ipynb #c020
-def _cover(pos, radius, alive, origin, extent, res):
-    "[U, res, res] bool: which pixels (rows y, columns x) of a view of `extent` units from `origin` show each unit."
+def _cover(pos, radius, alive, origin, extent, res, snap=False):
+    """[U, res, res] bool: which pixels (rows y, columns x) of a view of `extent` units from `origin` show each unit.
+    Default: the pixels whose centre lies within the unit's radius, and the pixel its centre is in. `snap`: a disc a
+    whole number of pixels across, `d` = twice the radius in pixels rounded (halves up, at least 1), centred on the
+    point of the pixel grid nearest the unit's centre (a pixel's centre when `d` is odd, a pixel corner when even):
+    the pixels whose centre lies within `d / 2` pixels of it. The same count of pixels wherever the unit stands."""
     ps = extent / res
     ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))   # the view's corner (x, row)
+    if snap:
+        d = jnp.maximum(jnp.floor(2 * radius / ps + 0.5), 1.)                          # [U] pixels across
+        p = (pos - jnp.stack([ox, oy])) / ps                                           # [U, 2] in pixels
+        c = jnp.floor(p - d[:, None] / 2 + 0.5) + d[:, None] / 2                       # the nearest grid point
+        g = jnp.arange(res) + 0.5
+        dx, dy = g[None, :] - c[:, 0:1], g[None, :] - c[:, 1:2]                        # [U, res]
+        disc = dy[:, :, None] ** 2 + dx[:, None, :] ** 2 <= (d[:, None, None] / 2) ** 2
+        return disc & alive[:, None, None]
     cx, cy = ox + (jnp.arange(res) + 0.5) * ps, oy + (jnp.arange(res) + 0.5) * ps   # pixel centres
     dx, dy = cx[None, :] - pos[:, 0:1], cy[None, :] - pos[:, 1:2]   # [U, res]
     disc = dy[:, :, None] ** 2 + dx[:, None, :] ** 2 <= radius[:, None, None] ** 2
@@ -32,8 +44,9 @@ def _cover(pos, radius, alive, origin, extent, res):
 RENDER_CHUNK = 32   # at most this many units per pass of the renderer's per-pixel reductions (`_pixel_reductions`)
 
 # %% ../../../nbs/18b_sim_render.ipynb #c020b2
-def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False, on_top=()):
-    """Per pixel of a view, over the units that show on it: `rank` and `row` of the unit drawn on top (the highest
+def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, count=False, on_top=(), snap=False):
+    """Per pixel of a view, over the units that show on it (`_cover`, `snap` its footprint rule): `rank` and `row` of
+    the unit drawn on top (the highest
     rank, armed over unarmed and then by owner, the kinds in `on_top` over all; the first row among equals; rank 0
     and row 0 where none); with
     `selected`, whether a selected unit shows there; with `count`, how many units do. Each is reduced in the narrowest
@@ -59,7 +72,7 @@ def _pixel_reductions(u: Units, radius, origin, extent, res, selected=False, cou
     if count: init['count'] = jnp.zeros((res, res), ct)
     def add(acc, x):
         pos, rad, alive, sel, k = x
-        cov = _cover(pos, rad, alive, origin, extent, res)
+        cov = _cover(pos, rad, alive, origin, extent, res, snap)
         new = {'top': jnp.maximum(acc['top'], jnp.where(cov, k[:, None, None], jnp.asarray(-1, kt)).max(0))}
         if selected: new['selected'] = acc['selected'] | (cov & sel[:, None, None]).any(0)
         if count: new['count'] = acc['count'] + cov.sum(0, dtype=ct)
@@ -86,13 +99,15 @@ RENDERED = ('player_relative', 'selected', 'visibility_map', 'unit_hit_points_ra
             'unit_type', 'unit_hit_points', 'pathable', 'buildable')
 
 def feature_layers(u: Units, playable, origin, extent, res, names, minimap=False, radius=None, camera=None, vision=None,
-                   bounds=None, on_top=()):
+                   bounds=None, on_top=(), pixel_footprint=False):
     """The feature layers `names` of a view of `extent` units from `origin` (a number, or (x, row)). `camera`: the
     screen's corner in the view's units (the minimap's `camera` layer; default the locked camera's); `vision`:
     `vision(xs, ys) -> [rows, columns]` 2 visible / 1 explored / 0 never seen, for maps with fog of war; `bounds`:
     the map's pathable and buildable rectangle ((x0, row0), (x1, row1)) in the view's units (default `playable`);
-    `on_top`: unit kinds drawn over every other unit (the layers of the unit on top show theirs)."""
-    red = _pixel_reductions(u, radius, origin, extent, res, 'selected' in names, 'unit_density' in names, on_top)
+    `on_top`: unit kinds drawn over every other unit (the layers of the unit on top show theirs); `pixel_footprint`:
+    each unit drawn as a disc a whole number of pixels across on the pixel grid (`_cover`'s `snap`)."""
+    red = _pixel_reductions(u, radius, origin, extent, res, 'selected' in names, 'unit_density' in names, on_top,
+                            pixel_footprint)
     code, top = red['rank'], red['row']   # the unit drawn on top (rank 0: none)
     ps = extent / res
     ox, oy = jnp.broadcast_to(jnp.asarray(origin, jnp.float32), (2,))
