@@ -276,9 +276,9 @@ def main(argv=None) -> int:
         p.exit(2, "reaver sc2: error: name what to do: `reaver sc2 install --accept-eula` (download the game and its "
                   "maps) or `reaver sc2 doctor` (check this machine) (see `reaver sc2 --help`)\n")
     if a.command in ('sc2', 'doctor'):   # exit status 1: StarCraft II cannot run here (the JAX envs need none of it)
-        if not a.timeout > 0:
-            p.exit(2, f"reaver {a.command}: error: --timeout {a.timeout:g} gives the game no time to answer; give seconds "
-                      f"above 0 (the default is 60), or --no-launch to skip starting it\n")
+        if not 0 < a.timeout < float('inf'):
+            p.exit(2, f"reaver {a.command}: error: --timeout {a.timeout:g} is not a finite number of seconds above 0; give one "
+                      f"(the default is 60), or --no-launch to skip starting it\n")
         from reaver_nb.sc2.launch import doctor
         return 0 if all(ok for ok, _ in doctor(a.sc2path, launch=a.launch, timeout=a.timeout).values()) else 1
     for flag in ('results_dir', 'out'):
