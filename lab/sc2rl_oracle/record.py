@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+"""The record of the fast judge's runs (issue 58): one row per run, written from the runs' own output folders.
+
+    python lab/sc2rl_oracle/record.py $OUT/fast_judge/MoveToBeacon_s0 ... --out lab/sc2rl_oracle/data/fast_judge_runs.csv
+
+Each folder is one `fast_judge.py` run (`run_info.json`, `<Map>/Logging/FJ<seed>.txt`, the losses `.npy`). A row:
+the map, the variant (the probe, then every `MiniGameOptions` field that differs from the fast judge's default, as
+`field=value`; `default` when none), the seed, the logged steps it was asked for and reached (a run stopped early
+reaches fewer), the test interval, every test score as `step:score` pairs, the logged step where the function
+entropy leaves uniform play (`entropy.py`'s rule: the first update 0.3 below the first 1,500 logged steps' mean;
+empty when it never does, `unknown` for a run stopped before it saved them), the start time, wall and CPU seconds. The calibration notebook (18z) and the lab's
+tables read this file; nothing types its numbers again. Rows are sorted by map, variant, seed, start.
+"""
+from __future__ import annotations
+import argparse, csv, dataclasses, json, sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+FIELDS = ('map', 'variant', 'seed', 'asked', 'reached', 'test_interval', 'scores', 'leaves_uniform', 'started',
+          'wall_s', 'cpu_s')
+UNROLL = 60
+
+
+def variant(info: dict) -> str:
+    from reaver_nb.envs.sim import MiniGameOptions
+    d = dataclasses.asdict(MiniGameOptions())
+    diff = [f'{k}={v}' for k, v in info['sim'].items() if k in d and d[k] != v]
+    parts = ([info['probe']] if info.get('probe') else []) + diff
+    return ' + '.join(parts) or 'default'
+
+
+def leaves_uniform(npy: Path) -> str:
+    h = -np.asarray(np.load(npy, allow_pickle=True).item()['losses']['entropies'], float)
+    w = 1500 // UNROLL
+    if len(h) < w: return ''
+    left = np.nonzero(h < h[:w].mean() - 0.3)[0]
+    return str((left[0] + 1) * UNROLL) if len(left) else ''
+
+
+def row(folder: Path) -> dict:
+    info = json.loads((folder / 'run_info.json').read_text())
+    m = info['map']
+    log = next((folder / m / 'Logging').glob('FJ*.txt'))
+    pts = [l.strip().split(',') for l in log.read_text().splitlines()[1:] if l.strip()]
+    npy = next((folder / m).glob('S_*.npy'), None)
+    return dict(map=m, variant=variant(info), seed=info['seed'], asked=info['logged_steps'],
+                reached=int(pts[-1][0]) if pts else 0, test_interval=info['test_interval'],
+                scores=';'.join(f'{s}:{v}' for s, v in pts), leaves_uniform=leaves_uniform(npy) if npy else 'unknown',
+                started=info.get('started', ''), wall_s=info.get('wall_s', ''), cpu_s=info.get('cpu_s', ''))
+
+
+def read(path: Path = HERE / 'data' / 'fast_judge_runs.csv') -> list[dict]:
+    "The record's rows, each with `scores` as {logged step: score}."
+    with open(path) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith('#')))
+    for r in rows:
+        r['scores'] = {int(s): float(v) for s, v in (x.split(':') for x in r['scores'].split(';') if x)}
+    return rows
+
+
+REAL_KINDS = ('final', 'batch-study-8', 'batch-study-16', 'batch-study-32')
+
+
+def real_marks(points: Path, out: Path, every=3000, until=36000):
+    """The real MoveToBeacon test scores every `every` logged steps to `until` (SC2-RL's logs, read from the checkout
+    by real_curves.py): the 5 final runs (tested every 6,000) and Part25's 8-, 16- and 32-process batch-study runs
+    (tested every 60)."""
+    with open(points) as f:
+        pts = [r for r in csv.DictReader(f) if r['map'] == 'MoveToBeacon' and r['kind'] in REAL_KINDS
+               and int(r['logged_step']) % every == 0 and int(r['logged_step']) <= until]
+    with open(out, 'w', newline='') as f:
+        f.write("# SC2-RL's real MoveToBeacon runs (nicoladainese96/SC2-RL@20eaff0 Results/MoveToBeacon), test score (mean "
+                "of 5 episodes) every 3,000 logged steps to 36,000; written by lab/sc2rl_oracle/record.py --real from "
+                "real_curves.py --batch-study --curves-out\n")
+        w = csv.writer(f); w.writerow(('run', 'kind', 'logged_step', 'score'))
+        for r in sorted(pts, key=lambda r: (REAL_KINDS.index(r['kind']), r['run'], int(r['logged_step']))):
+            w.writerow((r['run'], r['kind'], r['logged_step'], r['score']))
+    print(f'{len(pts)} real marks -> {out}')
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('folders', type=Path, nargs='*')
+    ap.add_argument('--out', type=Path, default=HERE / 'data' / 'fast_judge_runs.csv')
+    ap.add_argument('--real', type=Path, help="real_curves.py's --curves-out CSV (with --batch-study): writes the real "
+                    'MoveToBeacon marks beside the record instead')
+    a = ap.parse_args(argv)
+    if a.real: return real_marks(a.real, HERE / 'data' / 'real_marks_MoveToBeacon.csv')
+    rows = sorted((row(f) for f in a.folders), key=lambda r: (r['map'], r['variant'] != 'default', r['variant'],
+                                                               int(r['seed']), r['started']))
+    with open(a.out, 'w', newline='') as f:
+        f.write('# the fast judge runs of issue 58, written by lab/sc2rl_oracle/record.py from the runs\' folders\n')
+        w = csv.DictWriter(f, FIELDS); w.writeheader(); w.writerows(rows)
+    for r in rows: print(r['map'], r['variant'], r['seed'], r['reached'], r['scores'], r['leaves_uniform'])
+
+
+if __name__ == '__main__':
+    sys.exit(main())
