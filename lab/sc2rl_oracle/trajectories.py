@@ -131,7 +131,7 @@ FUNC_IDS = dict(no_op=0, select_army=7, Attack_screen=12, Move_screen=331, Patro
                 HoldPosition_quick=274, Stop_quick=453, select_point=2, select_rect=3)
 
 
-def replay(rows, sim=None, queued=0):
+def replay(rows, sim=None, queued=0, probe=None):
     """The decoded episode on the simulated MoveToBeacon (32x32): the marine and the beacon placed where the first
     figure shows them (cell centres), then each step's function with its click; when the simulation pays a beacon the
     new beacon is put where the real figures show the next one (the respawn is random in both), so a beacon the
@@ -143,9 +143,13 @@ def replay(rows, sim=None, queued=0):
     from reaver_nb.envs.sim.maps import MoveToBeacon
     from reaver_nb.envs.sim.engine import SCREEN_UNITS
     RES = int(rows[0].get('res') or 32)
-    g = MoveToBeacon(SC2Options(screen_size=RES, minimap_size=RES, functions='all',
-                                screen_features=('player_relative', 'visibility_map', 'selected', 'unit_density'),
-                                minimap_features=('player_relative',)), sim or MiniGameOptions())
+    cls = MoveToBeacon
+    if probe:   # a fast-judge probe (never a default)
+        sys.path.insert(0, str(Path(__file__).resolve().parent)); import fast_judge
+        cls = fast_judge.PROBES[probe][0]
+    g = cls(SC2Options(screen_size=RES, minimap_size=RES, functions='all',
+                       screen_features=('player_relative', 'visibility_map', 'selected', 'unit_density'),
+                       minimap_features=('player_relative',)), sim or MiniGameOptions())
     px = SCREEN_UNITS / RES
     step = jax.jit(g.step)
     _, s = jax.jit(g.reset)(jax.random.PRNGKey(0))
@@ -209,6 +213,7 @@ def main(argv=None):
     d.add_argument('--sequence', default='part19', choices=list(SEQUENCES))
     r = sub.add_parser('replay'); r.add_argument('--data', type=Path, required=True)
     r.add_argument('--sim', nargs='*', default=[]); r.add_argument('--queued', type=int, default=0)
+    r.add_argument('--probe', help="a fast-judge probe's name (e.g. click-targets-beacon)")
     a = ap.parse_args(argv)
     if a.cmd == 'decode':
         rows = decode(a.checkout, a.sequence)
@@ -220,7 +225,7 @@ def main(argv=None):
         kw = {}
         for kv in a.sim:
             k, v = kv.split('='); kw[k] = v.lower() in ('1', 'true') if v.lower() in ('1', '0', 'true', 'false') else v
-        res = replay(read(a.data), MiniGameOptions(**kw), a.queued)
+        res = replay(read(a.data), MiniGameOptions(**kw), a.queued, a.probe)
         for x in res: print(x)
         errs = [x['err_cells'] for x in res if not math.isnan(x['err_cells'])]
         print(f"mean marine position error {np.mean(errs):.2f} cells over {len(errs)} steps with a real marine; "
