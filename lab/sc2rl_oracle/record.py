@@ -8,8 +8,9 @@ the map, the variant (the probe, then every `MiniGameOptions` field that differs
 `field=value`; `default` when none), the seed, the logged steps it was asked for and reached (a run stopped early
 reaches fewer), the test interval, every test score as `step:score` pairs, the logged step where the function
 entropy leaves uniform play (`entropy.py`'s rule: the first update 0.3 below the first 1,500 logged steps' mean;
-empty when it never does, `unknown` for a run stopped before it saved them), the start time, wall and CPU seconds. The calibration notebook (18z) and the lab's
-tables read this file; nothing types its numbers again. Rows are sorted by map, variant, seed, start.
+empty when it never does, `unknown` for a run stopped before it saved them), the start time, wall and CPU
+seconds. The calibration notebook (18z) renders it and the lab's run notes cite it; nothing types its scores again.
+Rows are sorted by map, variant, seed, start.
 """
 from __future__ import annotations
 import argparse, csv, dataclasses, json, sys
