@@ -34,21 +34,16 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path: sys.path.insert(0, str(HERE))
 import fast_judge as FJ  # noqa: E402
 
-ON_BEACON = 6      # SCREEN_PROC's channels: visibility 0-1, player_id 2-4, player_relative == 1 / 3 / 4 at 5 / 6 / 7
+def _channel(layer: str, value: int) -> int:
+    "The input channel of SC2-RL's processing that is 1 where the screen layer `layer` equals `value`."
+    i = 0
+    for name, kind, vals in FJ.SCREEN_PROC:
+        if name == layer: return i + vals.index(value)
+        i += len(vals) if kind == 'ohe' else 1
+    raise KeyError(layer)
 
 
-def n_step_returns(r, done, gamma=0.99, n=20):
-    "[B, T] rewards and episode ends -> the sum of up to n discounted rewards from each step, cut at an episode end."
-    B, T = r.shape
-    G = np.zeros((B, T))
-    for t in range(T):
-        g, disc, live = np.zeros(B), 1., np.ones(B, bool)
-        for k in range(t, min(T, t + n)):
-            g += live * disc * r[:, k]
-            live &= ~done[:, k]
-            disc *= gamma
-        G[:, t] = g
-    return G
+ON_BEACON = _channel('player_relative', 3)
 
 
 def measure(sim_kw: dict, probe: str | None, inits: int, updates: int, res=16, n_envs=16):
@@ -79,7 +74,7 @@ def measure(sim_kw: dict, probe: str | None, inits: int, updates: int, res=16, n
             recs.append(dict(click=np.isin(a, clicks), on=beacon[np.arange(n_envs), px] > 0,
                              r=np.asarray(rec['r']), done=np.asarray(rec['done'])))
         stack = {k: np.stack([x[k] for x in recs], 1) for k in recs[0]}
-        G = n_step_returns(stack['r'], stack['done'])
+        G = np.asarray(FJ.n_step_targets(stack['r'], stack['done'], 0.99, 20)[1])   # SC2-RL's window, no bootstrap
         is_click.append(stack['click'].ravel()); on.append((stack['click'] & stack['on']).ravel())
         G_all.append(G.ravel()); rew.append(stack['r'].sum() / stack['done'].sum())
     click, on, G = np.concatenate(is_click), np.concatenate(on), np.concatenate(G_all)

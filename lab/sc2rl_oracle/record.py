@@ -52,15 +52,6 @@ def row(folder: Path) -> dict:
                 started=info.get('started', ''), wall_s=info.get('wall_s', ''), cpu_s=info.get('cpu_s', ''))
 
 
-def read(path: Path = HERE / 'data' / 'fast_judge_runs.csv') -> list[dict]:
-    "The record's rows, each with `scores` as {logged step: score}."
-    with open(path) as f:
-        rows = list(csv.DictReader(l for l in f if not l.startswith('#')))
-    for r in rows:
-        r['scores'] = {int(s): float(v) for s, v in (x.split(':') for x in r['scores'].split(';') if x)}
-    return rows
-
-
 REAL_KINDS = ('final', 'batch-study-8', 'batch-study-16', 'batch-study-32')
 
 
