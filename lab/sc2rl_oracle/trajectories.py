@@ -213,7 +213,8 @@ def main(argv=None):
     d.add_argument('--sequence', default='part19', choices=list(SEQUENCES))
     r = sub.add_parser('replay'); r.add_argument('--data', type=Path, required=True)
     r.add_argument('--sim', nargs='*', default=[]); r.add_argument('--queued', type=int, default=0)
-    r.add_argument('--probe', help="a fast-judge probe's name (e.g. click-targets-beacon)")
+    sys.path.insert(0, str(Path(__file__).resolve().parent)); from fast_judge import PROBE_NAMES
+    r.add_argument('--probe', choices=PROBE_NAMES, help="a fast-judge probe (e.g. click-targets-beacon)")
     a = ap.parse_args(argv)
     if a.cmd == 'decode':
         rows = decode(a.checkout, a.sequence)
