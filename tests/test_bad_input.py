@@ -25,6 +25,8 @@ def test_bad_simulation_or_agent_setting_is_named_before_anything_is_written(res
     for binding, named in (("MiniGameSettings.functions = 'al'", 'MiniGameSettings.functions'),
                            ('MiniGameSettings.order_queue = 0', 'MiniGameSettings.order_queue'),
                            ("MiniGameSettings.move_follows = 'yes'", 'MiniGameSettings.move_follows'),
+                           ('MiniGameSettings.click_to_centre = True\nMiniGameSettings.move_follows = True',
+                            'set at most one'),
                            ("A2C.head_entropy = (('queud', 0.05),)", "['queud']"),   # A2C: the default's agent
                            ("A2C.head_entropy = ('queued', 0.05)", 'pairs'),
                            ('A2C.entropy_decay_frames = -5', 'A2C.entropy_decay_frames = -5 is out of range'),

@@ -18,7 +18,7 @@ FIELDS = {
             'clip_rewards', 'normalize_advantages', 'normalize_returns', 'n_epochs', 'minibatch_size'],
     'PPO': ['learning_rate', 'n_epochs', 'minibatch_size', 'clip_ratio', 'clip_value', 'traj_len'],
     'SC2Settings': ['screen_size', 'minimap_size', 'step_mul', 'screen_features', 'functions'],
-    'MiniGameSettings': ['functions', 'order_queue', 'move_follows'],
+    'MiniGameSettings': ['functions', 'order_queue', 'move_follows', 'click_to_centre'],
     'make_model': ['spatial_init', 'value_through_trunk'],
     'GymSettings': ['atari_frame_stack', 'make_kwargs'],
 }

@@ -227,19 +227,22 @@ def test_patrol_fights_and_follow_keeps_close():
     u = mg.game_loop(u.replace(alive=u.alive.at[1].set(False)))
     assert int(u.order[0]) == IDLE
 
-@pytest.mark.parametrize('follows', [False, True])
-def test_one_click_on_the_beacon(follows):
-    "One Move_screen on the beacon, then no_op: one point (a move to the point), or the beacon followed on and on."
-    g = MoveToBeacon(sim=mg.MiniGameOptions(move_follows=follows))
+@pytest.mark.parametrize('reading', ['point', 'follows', 'centre'])
+def test_one_click_on_the_beacon(reading):
+    """One Move_screen on the beacon, then no_op: one point (a move to the point, or with click_to_centre to the
+    beacon's centre, even from a click on its edge), or the beacon followed on and on (move_follows)."""
+    g = MoveToBeacon(sim=mg.MiniGameOptions(move_follows=reading == 'follows', click_to_centre=reading == 'centre'))
     u = make_units([MARINE, BEACON], [[4., 9.], [12., 9.]], [True, True]).replace(selected=jnp.array([True, False]))
     s = state_of(u)
-    _, s, r, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 331, screen=mg.screen_pixel(s.units.pos[1], 16)))
+    edge = mg.screen_pixel(s.units.pos[1] + jnp.array([-2.25, 0.]), 16)     # a pixel 2.37 off: on the disc, past the reach
+    _, s, r, _, _ = step(g)(jax.random.PRNGKey(0), s, call(g, 331, screen=edge if reading != 'follows' else
+                                                         mg.screen_pixel(s.units.pos[1], 16)))
     total = float(r)
     for k in range(1, 60):
         _, s, r, _, _ = step(g)(jax.random.PRNGKey(k), s, call(g, 0))
         total += float(r)
-    assert total == 1.0 if not follows else total >= 4.0
-    assert int(s.units.order[0]) == (mg.FOLLOW if follows else IDLE)
+    assert total == {'point': 0.0, 'centre': 1.0}[reading] if reading != 'follows' else total >= 4.0
+    assert int(s.units.order[0]) == (mg.FOLLOW if reading == 'follows' else IDLE)
 
 def test_defaults_are_the_games_and_departures_are_options():
     "Issue 28: every default is the game's; the lenient departures stay available, and bad values name the setting."
@@ -251,7 +254,7 @@ def test_defaults_are_the_games_and_departures_are_options():
     assert s.units.q_order.shape == (2, 16) and g.reach == 1.25 and float(g.radius[BEACON]) == 1.875
     for field, bad in (('beacon_radius', 0.), ('beacon_radius', -1.), ('beacon_radius', float('nan')),
                        ('beacon_radius', 'big'), ('beacon_radius', True), ('beacon_radius', 13.),
-                       ('reach_footprint', 'yes'), ('reach_footprint', 1)):
+                       ('reach_footprint', 'yes'), ('reach_footprint', 1), ('click_to_centre', 'yes')):
         with pytest.raises(ValueError, match=f"MiniGameSettings.{field}") as e:
             MoveToBeacon(sim=mg.MiniGameOptions(**{field: bad}))
         assert '\n' not in str(e.value)

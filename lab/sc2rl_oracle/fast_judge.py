@@ -632,34 +632,6 @@ def _click_pays():
     return MoveToBeaconClickPays
 
 
-def _click_targets_beacon():
-    """Candidate (a): MoveToBeacon where a `Move_screen` or `Attack_screen` click on the beacon (a unit under the
-    point, found as `select_point` finds units: within its radius + half a pixel) sends the selected marine to the
-    beacon's centre instead of the clicked point, and the order ends there (no chase after the beacon jumps: the
-    chasing `move_follows` is the other reading). The game's rule is not measured; a named probe."""
-    import jax.numpy as jnp
-    from reaver_nb.envs.sim.maps import MoveToBeacon
-    from reaver_nb.envs.sim.engine import NEUTRAL, stat, screen_point, unit_under
-
-    class MoveToBeaconClickTargetsBeacon(MoveToBeacon):
-        def apply_action(self, u, action, camera=None):
-            new = super().apply_action(u, action, camera)
-            slot = jnp.asarray(self.impl_index)[action[0]]
-            clicks = (slot == self.implemented.index(331)) | (slot == self.implemented.index(12))
-            p = screen_point(action[self.arg_index['screen']], self.options.screen_size)
-            neutral = u.alive & (stat('owner', u.kind) == NEUTRAL)
-            j = unit_under(u, p, self.options.screen_size, neutral, self.radius)
-            on = clicks & (j >= 0) & (jnp.asarray(self.impl_index)[action[0]] >= 0)
-            b = u.pos[jnp.maximum(j, 0)]
-            lo, hi = (jnp.asarray(c, jnp.float32) for c in self.playable)
-            pc = jnp.clip(p, lo, hi)                 # the goal the click gave (clamped to the playable area)
-            ordered = on & u.selected & u.alive & jnp.all(new.goal == pc, -1)
-            goal = jnp.where(ordered[:, None], b, new.goal)
-            q_goal = jnp.where((on & u.selected)[:, None, None] & jnp.all(new.q_goal == pc, -1)[..., None], b, new.q_goal)
-            return new.replace(goal=goal, q_goal=q_goal)
-    return MoveToBeaconClickTargetsBeacon
-
-
 class _Probes(dict):
     "Named probes (never defaults): name -> (game class, what it is), built on first use."
     def __getitem__(self, k):
@@ -673,9 +645,6 @@ class _Probes(dict):
             return _click_pays(), ('MoveToBeacon where a Move_screen or Attack_screen click of the selected marine on '
                                    'the beacon pays +1 at once (and the beacon jumps): a spatial-learning control with '
                                    'a known right click, not the game')
-        if k == 'click-targets-beacon':
-            return _click_targets_beacon(), ('MoveToBeacon where a Move_screen or Attack_screen click on the beacon '
-                                             "sends the marine to the beacon's centre, the order ending there (candidate (a))")
         if k == 'point-selects-beacon':
             return _point_selects_beacon(), ('MoveToBeacon where select_point on the beacon selects the beacon '
                                              '(the marine then unselected)')
@@ -683,8 +652,10 @@ class _Probes(dict):
 
 
 PROBES = _Probes()
-PROBE_NAMES = ('wide-reach', 'click-pays', 'point-empty-deselects', 'rect-empty-deselects', 'point-selects-beacon',
-               'click-targets-beacon')
+PROBE_NAMES = ('wide-reach', 'click-pays', 'point-empty-deselects', 'rect-empty-deselects', 'point-selects-beacon')
+# a probe that became a MiniGameSettings field, proven the same (the same losses, update by update, in one seed; the
+# runs file's section 8): its earlier runs' records name the setting
+BECAME_SETTINGS = {'click-targets-beacon': 'click_to_centre=True'}
 
 
 def main(argv=None):

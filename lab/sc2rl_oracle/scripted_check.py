@@ -6,7 +6,8 @@ simulation settings: the check a rendering setting must pass before it can becom
     python lab/sc2rl_oracle/scripted_check.py --episodes 10 --res 16 \
         --variant default --variant pixel_footprint=true --variant beacon_on_top=true \
         --variant pixel_footprint=true,beacon_on_top=true \
-        --variant click-targets-beacon@pixel_footprint=true,beacon_on_top=true     # a fast-judge probe on a variant
+        --variant click_to_centre=true,pixel_footprint=true,beacon_on_top=true \
+        --variant point-selects-beacon@pixel_footprint=true,beacon_on_top=true     # a fast-judge probe on a variant
 """
 from __future__ import annotations
 import argparse, json, sys, time

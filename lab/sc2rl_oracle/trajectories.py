@@ -214,7 +214,7 @@ def main(argv=None):
     r = sub.add_parser('replay'); r.add_argument('--data', type=Path, required=True)
     r.add_argument('--sim', nargs='*', default=[]); r.add_argument('--queued', type=int, default=0)
     sys.path.insert(0, str(Path(__file__).resolve().parent)); from fast_judge import PROBE_NAMES
-    r.add_argument('--probe', choices=PROBE_NAMES, help="a fast-judge probe (e.g. click-targets-beacon)")
+    r.add_argument('--probe', choices=PROBE_NAMES, help="a fast-judge probe (e.g. point-selects-beacon)")
     a = ap.parse_args(argv)
     if a.cmd == 'decode':
         rows = decode(a.checkout, a.sequence)

@@ -433,13 +433,16 @@ def _queue_slots(u: Units, queued):
     return to_queue, sel & ~to_queue, to_queue[:, None] & (jnp.arange(q) == first_free[:, None])
 
 # %% ../../../nbs/18a_sim_engine.ipynb #c014gx1
-def give_order(u, queued, p, res, how, follows: bool = False, radius=None):
+def give_order(u, queued, p, res, how, follows: bool = False, radius=None, to_centre: bool = False):
     """Order the selected units to point p: `how` 'move', 'attack' (on an enemy: attack it; else attack-move),
     'patrol', or 'smart' (the right click: on an enemy attack it, on another own unit follow it, else move). `res` is
     the screen resolution for finding the unit under p, None for a minimap point (which targets no unit). With
     `follows` (`MiniGameSettings.move_follows`) a move or a right click on a unit that is not an enemy targets that
     unit: the selected units follow another own unit, and walk onto a neutral one (the beacon, a shard), going after
-    it again when it moves. `radius`: the per-kind radii (a game's `MiniGame.radius`) for finding units under p."""
+    it again when it moves. With `to_centre` (`MiniGameSettings.click_to_centre`) a screen move or attack on a
+    neutral unit (not an enemy; `follows` comes first) goes to that unit's centre where it stands now, an order that ends
+    there like any move: no chase if it moves. `radius`: the per-kind radii (a game's `MiniGame.radius`) for finding
+    units under p."""
     n = u.kind.shape[0]
     none = jnp.int32(-1)
     enemy = _under(u, p, res, ENEMY, radius) if how in ('attack', 'smart') and res else none
@@ -448,6 +451,9 @@ def give_order(u, queued, p, res, how, follows: bool = False, radius=None):
     followed = jnp.where(jnp.arange(n) == followed, none, followed)       # (a unit does not follow itself)
     if on_units and follows:                                              # ... or, with follows, a neutral one
         followed = jnp.where(followed >= 0, followed, _under(u, p, res, NEUTRAL, radius))
+    if to_centre and not follows and res and how in ('move', 'attack'):   # the clicked neutral unit's centre
+        j = _under(u, p, res, NEUTRAL, radius)
+        p = jnp.where((j >= 0) & (enemy < 0), u.pos[jnp.maximum(j, 0)], p)
     order = {'move': jnp.where(followed >= 0, FOLLOW, MOVE), 'patrol': jnp.int32(PATROL),
              'attack': jnp.where(enemy >= 0, ATTACK_UNIT, ATTACK_MOVE),
              'smart': jnp.where(enemy >= 0, ATTACK_UNIT, jnp.where(followed >= 0, FOLLOW, MOVE))}[how]

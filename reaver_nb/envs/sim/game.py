@@ -45,6 +45,12 @@ class MiniGameOptions:
     move_follows: bool = False   # a Move_screen or Smart_screen click on a unit that is not an enemy targets it: the
                               # marine follows it, onto the beacon and after it when it jumps (the game may; see
                               # nbs/18z_sim_calibration); False: a move to the point, as Move_screen is documented
+    click_to_centre: bool = False   # a Move_screen or Attack_screen click on a neutral unit (the beacon, a shard)
+                              # sends the selected units to its centre where it stands, the order ending there (no
+                              # chase when it jumps): the game makes a spatial click on a unit an order on that unit
+                              # (pysc2 issue 258); whether a move on the beacon ends at its centre is not measured
+                              # (tools/measure_beacon.py would). Not with move_follows, the other reading. Candidate
+                              # (a) of lab/sc2rl_oracle's issue-58 runs; False: a move to the point
     beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
                               # it); 1.875 from real renders; the simulation drew 1.0 before
     collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
@@ -116,6 +122,12 @@ class MiniGame:
         if not isinstance(self.sim_options.move_follows, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.move_follows must be True or False, got "
                              f"{self.sim_options.move_follows!r}.")
+        if not isinstance(self.sim_options.click_to_centre, (bool, np.bool_)):
+            raise ValueError(f"MiniGameSettings.click_to_centre must be True or False, got "
+                             f"{self.sim_options.click_to_centre!r}.")
+        if self.sim_options.click_to_centre and self.sim_options.move_follows:
+            raise ValueError("MiniGameSettings.click_to_centre and move_follows are two readings of a move onto a "
+                             "unit (go to its centre; follow it): set at most one of them True.")
         if not isinstance(self.sim_options.collisions, (bool, np.bool_)):
             raise ValueError(f"MiniGameSettings.collisions must be True or False, got {self.sim_options.collisions!r}.")
         if not isinstance(self.sim_options.call_for_help, (bool, np.bool_)):
@@ -302,16 +314,16 @@ def apply_action(self: MiniGame, u: Units, action, camera=None) -> Units:
     p = lambda n: screen_point(arg(n), res) + cam
     m = lambda: minimap_point(arg('minimap'), self.options.minimap_size)
     q = lambda: arg('queued')
-    follows, r = self.sim_options.move_follows, self.radius
+    follows, r, centre = self.sim_options.move_follows, self.radius, self.sim_options.click_to_centre
     call = {0: lambda u: u,
             1: lambda u: u,   # move_camera: no unit moves (`move_camera` moves the screen where a map lets it)
             2: lambda u: select_point(u, arg('select_point_act'), p('screen'), res, r),
             3: lambda u: select_rect(u, arg('select_add'), p('screen'), p('screen2'), r),
             4: lambda u: control_group(u, arg('control_group_act'), arg('control_group_id')),
             7: lambda u: select_army(u, arg('select_add')),
-            12: lambda u: give_order(u, q(), p('screen'), res, 'attack', radius=r),
+            12: lambda u: give_order(u, q(), p('screen'), res, 'attack', radius=r, to_centre=centre),
             13: lambda u: give_order(u, q(), m(), None, 'attack', radius=r),
-            331: lambda u: give_order(u, q(), p('screen'), res, 'move', follows, r),
+            331: lambda u: give_order(u, q(), p('screen'), res, 'move', follows, r, centre),
             332: lambda u: give_order(u, q(), m(), None, 'move', radius=r),
             333: lambda u: give_order(u, q(), p('screen'), res, 'patrol', radius=r),
             334: lambda u: give_order(u, q(), m(), None, 'patrol', radius=r),
