@@ -77,14 +77,37 @@ def real_marks(points: Path, out: Path, every=3000, until=36000):
     print(f'{len(pts)} real marks -> {out}')
 
 
+def real_leaves_uniform(checkout: Path, out: Path):
+    """Where each real MoveToBeacon run of `real_marks` leaves uniform play, by the same rule as the judge's runs, from
+    the losses SC2-RL saved beside its logs (`Results/MoveToBeacon/S_*_<ID>.npy`; 'no losses' where the checkout has
+    none)."""
+    import sc2rl_runs as R
+    sys.path.insert(0, str(checkout))   # the .npy files pickle SC2-RL's network classes
+    groups = [('final', R.A2C_RUNS['MoveToBeacon']['ids'])] + [(f'batch-study-{p}', R.A2C_BATCH_STUDY[p]) for p in (8, 16, 32)]
+    rows = []
+    for kind, ids in groups:
+        for i in sorted(ids):
+            npy = sorted((checkout / 'Results' / 'MoveToBeacon').glob(f'S_*_{i}.npy'))
+            rows.append((i, kind, leaves_uniform(npy[0]) if npy else 'no losses'))
+    with open(out, 'w', newline='') as f:
+        f.write("# where SC2-RL's real MoveToBeacon runs leave uniform play (logged steps; record.py's rule), from the "
+                "losses in nicoladainese96/SC2-RL@20eaff0 Results/MoveToBeacon; written by lab/sc2rl_oracle/record.py "
+                "--real-entropy\n")
+        w = csv.writer(f); w.writerow(('run', 'kind', 'leaves_uniform')); w.writerows(rows)
+    print(f'{len(rows)} real runs -> {out}')
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('folders', type=Path, nargs='*')
     ap.add_argument('--out', type=Path, default=HERE / 'data' / 'fast_judge_runs.csv')
     ap.add_argument('--real', type=Path, help="real_curves.py's --curves-out CSV (with --batch-study): writes the real "
                     'MoveToBeacon marks beside the record instead')
+    ap.add_argument('--real-entropy', type=Path, metavar='CHECKOUT', help="SC2-RL's checkout: writes where each real "
+                    'run of the marks leaves uniform play (data/real_leaves_uniform_MoveToBeacon.csv) instead')
     a = ap.parse_args(argv)
     if a.real: return real_marks(a.real, HERE / 'data' / 'real_marks_MoveToBeacon.csv')
+    if a.real_entropy: return real_leaves_uniform(a.real_entropy, HERE / 'data' / 'real_leaves_uniform_MoveToBeacon.csv')
     rows = sorted((row(f) for f in a.folders), key=lambda r: (r['map'], int(r['procs']), int(r['res']),
                                                                r['variant'] != 'default', r['variant'],
                                                                int(r['seed']), r['started']))
