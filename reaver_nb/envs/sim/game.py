@@ -48,9 +48,9 @@ class MiniGameOptions:
     click_to_centre: bool = False   # a Move_screen or Attack_screen click on a neutral unit (the beacon, a shard)
                               # sends the selected units to its centre where it stands, the order ending there (no
                               # chase when it jumps): the game makes a spatial click on a unit an order on that unit
-                              # (pysc2 issue 258); whether a move on the beacon ends at its centre is not measured
-                              # (tools/measure_beacon.py would). Not with move_follows, the other reading. Candidate
-                              # (a) of lab/sc2rl_oracle's issue-58 runs; False: a move to the point
+                              # (GitHub: deepmind/pysc2 #258); whether a move on the beacon ends at its centre is not
+                              # measured (tools/measure_beacon.py would). Not with move_follows, the other reading.
+                              # Candidate (a) of lab/sc2rl_oracle's runs; False: a move to the point
     beacon_radius: float = BEACON_RADIUS   # world units: the beacon as the feature layers draw it (and as a click finds
                               # it); 1.875 from real renders; the simulation drew 1.0 before
     collisions: bool = True   # units (not the beacon, not shards) push apart where they overlap, as the game
