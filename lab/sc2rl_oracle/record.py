@@ -6,8 +6,8 @@
 Each folder is one `fast_judge.py` run (`run_info.json`, `<Map>/Logging/FJ<seed>.txt`, the losses `.npy`). A row:
 the map, the variant (the probe, then every `MiniGameOptions` field that differs from the fast judge's default, as
 `field=value`, in the fields' order; a probe that became a setting is named as the setting; `default` when none), the
-seed, the envs (SC2-RL's processes) and screen resolution, the logged steps it was asked for and reached (a run stopped early
-reaches fewer), the test interval, every test score as `step:score` pairs, the logged step where the function
+seed, the envs (SC2-RL's processes) and screen resolution, the logged steps it was asked for and reached (a run
+stopped early reaches fewer), the test interval, every test score as `step:score` pairs, the logged step where the function
 entropy leaves uniform play (`entropy.py`'s rule: the first update 0.3 below the first 1,500 logged steps' mean;
 empty when it never does, `unknown` for a run stopped before it saved them), the start time, wall and CPU
 seconds. The calibration notebook (18z) renders it and the lab's run notes cite it; nothing types its scores again.
@@ -22,8 +22,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path: sys.path.insert(0, str(HERE))
 from fast_judge import BECAME_SETTINGS  # noqa: E402
-FIELDS = ('map', 'variant', 'seed', 'procs', 'res', 'asked', 'reached', 'test_interval', 'scores', 'leaves_uniform', 'started',
-          'wall_s', 'cpu_s')
+FIELDS = ('map', 'variant', 'seed', 'procs', 'res', 'asked', 'reached', 'test_interval', 'scores', 'leaves_uniform',
+          'started', 'wall_s', 'cpu_s')
 UNROLL = 60
 
 
@@ -51,7 +51,8 @@ def row(folder: Path) -> dict:
     log = next((folder / m / 'Logging').glob('FJ*.txt'))
     pts = [l.strip().split(',') for l in log.read_text().splitlines()[1:] if l.strip()]
     npy = next((folder / m).glob('S_*.npy'), None)
-    return dict(map=m, variant=variant(info), seed=info['seed'], procs=info['n_envs'], res=info['res'], asked=info['logged_steps'],
+    return dict(map=m, variant=variant(info), seed=info['seed'], procs=info['n_envs'], res=info['res'],
+                asked=info['logged_steps'],
                 reached=int(pts[-1][0]) if pts else 0, test_interval=info['test_interval'],
                 scores=';'.join(f'{s}:{v}' for s, v in pts), leaves_uniform=leaves_uniform(npy) if npy else 'unknown',
                 started=info.get('started', ''), wall_s=info.get('wall_s', ''), cpu_s=info.get('cpu_s', ''))
@@ -83,7 +84,8 @@ def real_leaves_uniform(checkout: Path, out: Path):
     none)."""
     import sc2rl_runs as R
     sys.path.insert(0, str(checkout))   # the .npy files pickle SC2-RL's network classes
-    groups = [('final', R.A2C_RUNS['MoveToBeacon']['ids'])] + [(f'batch-study-{p}', R.A2C_BATCH_STUDY[p]) for p in (8, 16, 32)]
+    groups = [('final', R.A2C_RUNS['MoveToBeacon']['ids'])] + [(f'batch-study-{p}', R.A2C_BATCH_STUDY[p])
+                                                               for p in (8, 16, 32)]
     rows = []
     for kind, ids in groups:
         for i in sorted(ids):
@@ -114,7 +116,8 @@ def main(argv=None):
     with open(a.out, 'w', newline='') as f:
         f.write('# the fast judge runs of issue 58, written by lab/sc2rl_oracle/record.py from the runs\' folders\n')
         w = csv.DictWriter(f, FIELDS); w.writeheader(); w.writerows(rows)
-    for r in rows: print(r['map'], r['variant'], r['seed'], r['procs'], r['res'], r['reached'], r['scores'], r['leaves_uniform'])
+    for r in rows:
+        print(r['map'], r['variant'], r['seed'], r['procs'], r['res'], r['reached'], r['scores'], r['leaves_uniform'])
 
 
 if __name__ == '__main__':
