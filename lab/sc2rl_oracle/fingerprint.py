@@ -29,6 +29,7 @@ def variants():
         'probe select_point on empty ground deselects': (MiniGameOptions(), {}, 'point-empty-deselects'),
         'probe select_rect on empty ground deselects': (MiniGameOptions(), {}, 'rect-empty-deselects'),
         'probe select_point on the beacon selects it': (MiniGameOptions(), {}, 'point-selects-beacon'),
+        'probe select_rect on the beacon alone selects it': (MiniGameOptions(), {}, 'rect-selects-beacon'),
         'probe density_aa = 4 x density': (MiniGameOptions(), {'unit_density_aa': lambda L: 4 * L('unit_density')}),
         'probe density_aa = 8 x density': (MiniGameOptions(), {'unit_density_aa': lambda L: 8 * L('unit_density')}),
         "probe beacon pixels' hit points 255": (MiniGameOptions(), {
