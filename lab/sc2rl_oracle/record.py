@@ -61,17 +61,19 @@ def row(folder: Path) -> dict:
 REAL_KINDS = ('final', 'batch-study-8', 'batch-study-16', 'batch-study-32')
 
 
-def real_marks(points: Path, out: Path, every=3000, until=36000):
-    """The real MoveToBeacon test scores every `every` logged steps to `until` (SC2-RL's logs, read from the checkout
-    by real_curves.py): the 5 final runs (tested every 6,000) and Part25's 8-, 16- and 32-process batch-study runs
-    (tested every 60)."""
+def real_marks(points: Path, out: Path, map_name='MoveToBeacon', every=3000, until=36000):
+    """The real test scores of `map_name` every `every` logged steps to `until` (SC2-RL's logs, read from the checkout
+    by real_curves.py): the 5 final runs (tested every 6,000) and, for MoveToBeacon, Part25's 8-, 16- and 32-process
+    batch-study runs (tested every 60)."""
     with open(points) as f:
-        pts = [r for r in csv.DictReader(f) if r['map'] == 'MoveToBeacon' and r['kind'] in REAL_KINDS
+        pts = [r for r in csv.DictReader(f) if r['map'] == map_name and r['kind'] in REAL_KINDS
                and int(r['logged_step']) % every == 0 and int(r['logged_step']) <= until]
+    if not pts: raise SystemExit(f'no real {map_name} marks in {points}: pass real_curves.py --curves-out of that map')
     with open(out, 'w', newline='') as f:
-        f.write("# SC2-RL's real MoveToBeacon runs (nicoladainese96/SC2-RL@20eaff0 Results/MoveToBeacon), test score (mean "
-                "of 5 episodes) every 3,000 logged steps to 36,000; written by lab/sc2rl_oracle/record.py --real from "
-                "real_curves.py --batch-study --curves-out\n")
+        f.write(f"# SC2-RL's real {map_name} runs (nicoladainese96/SC2-RL@20eaff0 Results/{map_name}), "
+                f"test score (mean of 5 episodes) every {every:,} logged steps to {until:,}; written by "
+                "lab/sc2rl_oracle/record.py --real "
+                f"from real_curves.py {'--batch-study ' if map_name == 'MoveToBeacon' else ''}--curves-out\n")
         w = csv.writer(f); w.writerow(('run', 'kind', 'logged_step', 'score'))
         for r in sorted(pts, key=lambda r: (REAL_KINDS.index(r['kind']), r['run'], int(r['logged_step']))):
             w.writerow((r['run'], r['kind'], r['logged_step'], r['score']))
@@ -105,10 +107,11 @@ def main(argv=None):
     ap.add_argument('--out', type=Path, default=HERE / 'data' / 'fast_judge_runs.csv')
     ap.add_argument('--real', type=Path, help="real_curves.py's --curves-out CSV (with --batch-study): writes the real "
                     'MoveToBeacon marks beside the record instead')
+    ap.add_argument('--real-map', default='MoveToBeacon', help="with --real: the map whose marks to write")
     ap.add_argument('--real-entropy', type=Path, metavar='CHECKOUT', help="SC2-RL's checkout: writes where each real "
                     'run of the marks leaves uniform play (data/real_leaves_uniform_MoveToBeacon.csv) instead')
     a = ap.parse_args(argv)
-    if a.real: return real_marks(a.real, HERE / 'data' / 'real_marks_MoveToBeacon.csv')
+    if a.real: return real_marks(a.real, HERE / 'data' / f'real_marks_{a.real_map}.csv', a.real_map)
     if a.real_entropy: return real_leaves_uniform(a.real_entropy, HERE / 'data' / 'real_leaves_uniform_MoveToBeacon.csv')
     rows = sorted((row(f) for f in a.folders), key=lambda r: (r['map'], int(r['procs']), int(r['res']),
                                                                r['variant'] != 'default', r['variant'],
