@@ -22,6 +22,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path: sys.path.insert(0, str(HERE))
 from fast_judge import BECAME_SETTINGS  # noqa: E402
+import sc2rl_runs  # noqa: E402
 FIELDS = ('map', 'variant', 'seed', 'procs', 'res', 'asked', 'reached', 'test_interval', 'scores', 'leaves_uniform',
           'started', 'wall_s', 'cpu_s')
 UNROLL = 60
@@ -105,9 +106,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('folders', type=Path, nargs='*')
     ap.add_argument('--out', type=Path, default=HERE / 'data' / 'fast_judge_runs.csv')
-    ap.add_argument('--real', type=Path, help="real_curves.py's --curves-out CSV (with --batch-study): writes the real "
-                    'MoveToBeacon marks beside the record instead')
-    ap.add_argument('--real-map', default='MoveToBeacon', help="with --real: the map whose marks to write")
+    ap.add_argument('--real', type=Path, help="real_curves.py's --curves-out CSV (with --batch-study for MoveToBeacon): "
+                    "writes the real marks of --real-map beside the record instead")
+    ap.add_argument('--real-map', default='MoveToBeacon', choices=sc2rl_runs.MAPS,
+                    help='with --real: the map whose marks to write')
     ap.add_argument('--real-entropy', type=Path, metavar='CHECKOUT', help="SC2-RL's checkout: writes where each real "
                     'run of the marks leaves uniform play (data/real_leaves_uniform_MoveToBeacon.csv) instead')
     a = ap.parse_args(argv)
